@@ -1,0 +1,66 @@
+# spark-kinesis: every build, test and demo step. Needs only Java 17, Maven, Python 3 and Node/npm.
+# `make demo` and `make test` work on a fresh clone; everything they need is installed under the project.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VERSION := $(shell cat VERSION)
+JAR := jvm/target/scala-2.13/spark-kinesis_2.13-$(VERSION).jar
+WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
+SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
+SBT := SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
+# Never let the AWS SDK or boto3 probe the EC2 metadata address from this project's tests and demo.
+export AWS_EC2_METADATA_DISABLED := true
+
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python demo clean
+
+help:
+	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
+	@echo "make test   - build the jar and the wheel and run every Scala and Python test against local servers"
+	@echo "make jar | wheel | servers | test-scala | test-python | clean"
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: python/requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -r python/requirements-dev.txt
+	touch $@
+
+servers: tests/harness/node_modules/.package-lock.json
+tests/harness/node_modules/.package-lock.json: tests/harness/package-lock.json
+	$(PYTHON) tests/harness/local_kinesis.py install
+
+jar: $(JAR)
+$(JAR): $(VENV)/.installed VERSION build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties) \
+        $(shell find jvm/src/main -type f 2>/dev/null)
+	$(SBT) connector/assembly
+
+wheel: $(WHEEL)
+$(WHEEL): $(JAR) $(shell find python -name '*.py' -o -name '*.toml' -o -name py.typed 2>/dev/null)
+	rm -rf python/spark_kinesis/jars python/build dist
+	mkdir -p python/spark_kinesis/jars
+	cp $(JAR) python/spark_kinesis/jars/
+	cp VERSION python/spark_kinesis/VERSION
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation -w dist ./python
+	rm -rf python/build
+
+# The wheel goes into the project's virtual environment the way a user installs it.
+install-wheel: $(WHEEL)
+	$(PY) -m pip install --quiet --force-reinstall --no-deps $(WHEEL)
+
+test-scala: venv servers
+	$(SBT) connector/test
+
+test-python: install-wheel servers
+	$(PY) -m pytest tests
+
+# One sbt start for assembly and the Scala suites, then the Python suites through the installed wheel.
+test: venv servers
+	$(SBT) connector/assembly connector/test
+	$(MAKE) --no-print-directory test-python
+
+demo: install-wheel servers
+	$(PY) examples/demo.py
+
+clean:
+	rm -rf dist python/build python/spark_kinesis/jars python/spark_kinesis/VERSION jvm/target project/target target build

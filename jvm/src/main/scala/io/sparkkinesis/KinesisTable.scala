@@ -1,0 +1,32 @@
+package io.sparkkinesis
+
+import java.util
+
+import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.sink.KinesisWriteBuilder
+import io.sparkkinesis.source.{KinesisScanBuilder, KinesisSchema, SourceOptions}
+
+/** One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). */
+final class KinesisTable(tableSchema: StructType) extends SupportsRead with SupportsWrite {
+
+  override def name(): String = "kinesis"
+
+  override def schema(): StructType = tableSchema
+
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+    TableCapability.STREAMING_WRITE)
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
+    if (tableSchema != KinesisSchema.schema) throw KinesisErrors.userSchemaNotAllowed()
+    new KinesisScanBuilder(SourceOptions.parse(options))
+  }
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new KinesisWriteBuilder(info)
+}

@@ -1,0 +1,79 @@
+package io.sparkkinesis.aws
+
+import io.sparkkinesis.config.{KinesisOptions, ParsedOptions}
+import io.sparkkinesis.errors.KinesisErrors
+import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
+
+import scala.util.Try
+
+/** How credentials are obtained. `toString` never shows secret values. */
+sealed trait CredentialsConfig extends Serializable
+object CredentialsConfig {
+  case object DefaultChain extends CredentialsConfig
+  final case class StaticKeys(accessKeyId: String, secretKey: String, sessionToken: Option[String])
+    extends CredentialsConfig {
+    override def toString: String = "StaticKeys(<redacted>)"
+  }
+}
+
+/** Everything needed to build a Kinesis client on the driver or an executor; resolved once on the driver. */
+final case class AwsConnection(
+    region: String,
+    endpointUrl: Option[String],
+    credentials: CredentialsConfig,
+    cborEnabled: Boolean) {
+  override def toString: String =
+    s"AwsConnection(region=$region, endpoint=${endpointUrl.getOrElse("(default)")}, credentials=$credentials)"
+}
+
+object AwsConnection {
+
+  def fromOptions(opts: ParsedOptions, streams: Seq[StreamRef]): AwsConnection = {
+    val endpoint = opts.get(KinesisOptions.EndpointUrl)
+    endpoint.foreach { url =>
+      if (Try(java.net.URI.create(url)).toOption.forall(u => u.getScheme == null || u.getHost == null))
+        throw KinesisErrors.invalidOptionValue(KinesisOptions.EndpointUrl.name, url,
+          "an absolute URL such as https://kinesis.eu-west-1.amazonaws.com or http://127.0.0.1:4566")
+    }
+    AwsConnection(resolveRegion(opts, streams, endpoint.isDefined), endpoint, credentials(opts),
+      opts.getOrDefault(KinesisOptions.CborEnabled))
+  }
+
+  private def credentials(opts: ParsedOptions): CredentialsConfig = {
+    val keyId = opts.get(KinesisOptions.AwsAccessKeyId)
+    val secret = opts.get(KinesisOptions.AwsSecretKey)
+    (keyId, secret) match {
+      case (Some(k), Some(s)) => CredentialsConfig.StaticKeys(k, s, opts.get(KinesisOptions.AwsSessionToken))
+      case (None, None) =>
+        if (opts.contains(KinesisOptions.AwsSessionToken))
+          throw KinesisErrors.conflictingOptions("Option 'awsSessionToken' needs 'awsAccessKeyId' and 'awsSecretKey'.")
+        CredentialsConfig.DefaultChain
+      case (Some(_), None) => throw KinesisErrors.conflictingOptions(
+        "Option 'awsAccessKeyId' is set but 'awsSecretKey' is not: give both, or neither to use the default credential chain.")
+      case (None, Some(_)) => throw KinesisErrors.conflictingOptions(
+        "Option 'awsSecretKey' is set but 'awsAccessKeyId' is not: give both, or neither to use the default credential chain.")
+    }
+  }
+
+  private def resolveRegion(opts: ParsedOptions, streams: Seq[StreamRef], hasEndpoint: Boolean): String = {
+    val fromArns = streams.flatMap(_.arnRegion).distinct
+    opts.get(KinesisOptions.Region) match {
+      case Some(r) =>
+        fromArns.find(_ != r).foreach { other =>
+          throw KinesisErrors.conflictingOptions(
+            s"Option 'region' is '$r' but a stream ARN in 'streamName' is in '$other'; remove 'region' or fix the ARN.")
+        }
+        r
+      case None if fromArns.size > 1 =>
+        throw KinesisErrors.conflictingOptions(
+          s"The stream ARNs in 'streamName' are in several regions (${fromArns.mkString(", ")}); one query reads one region.")
+      case None if fromArns.size == 1 => fromArns.head
+      case None if hasEndpoint =>
+        // A local endpoint: only look at the cheap sources (never the EC2 metadata service).
+        sys.env.get("AWS_REGION").orElse(sys.props.get("aws.region")).getOrElse("us-east-1")
+      case None =>
+        Try(new DefaultAwsRegionProviderChain().getRegion.id()).getOrElse(
+          throw KinesisErrors.missingOption(KinesisOptions.Region.name, "us-east-1"))
+    }
+  }
+}

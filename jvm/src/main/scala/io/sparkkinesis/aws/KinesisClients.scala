@@ -1,0 +1,86 @@
+package io.sparkkinesis.aws
+
+import java.net.URI
+import java.time.Duration
+import java.util.concurrent.ConcurrentHashMap
+
+import software.amazon.awssdk.auth.credentials._
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration
+import software.amazon.awssdk.core.retry.RetryMode
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
+import software.amazon.awssdk.regions.Region
+import software.amazon.awssdk.services.kinesis.{KinesisAsyncClient, KinesisClient}
+
+/**
+ * Builds and caches SDK clients, one per distinct connection per JVM (clients are thread-safe and costly to
+ * build: the async one owns a Netty event loop). Used on the driver for planning and on executors for
+ * reading and writing.
+ */
+object KinesisClients {
+  private val syncClients = new ConcurrentHashMap[AwsConnection, KinesisClient]()
+  private val asyncClients = new ConcurrentHashMap[(AwsConnection, Int), KinesisAsyncClient]()
+
+  sys.addShutdownHook(closeAll())
+
+  def sync(conn: AwsConnection): KinesisClient =
+    syncClients.computeIfAbsent(conn, c => withCborSetting(c.cborEnabled) {
+      val b = KinesisClient.builder()
+        .region(Region.of(c.region))
+        .credentialsProvider(credentialsProvider(c.credentials))
+        .httpClientBuilder(UrlConnectionHttpClient.builder()
+          .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
+        .overrideConfiguration(overrides)
+      c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
+      b.build()
+    })
+
+  def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient =
+    asyncClients.computeIfAbsent((conn, maxConcurrency), { case (c, n) => withCborSetting(c.cborEnabled) {
+      val b = KinesisAsyncClient.builder()
+        .region(Region.of(c.region))
+        .credentialsProvider(credentialsProvider(c.credentials))
+        .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+          .maxConcurrency(math.max(n, 2))
+          .connectionTimeout(Duration.ofSeconds(10))
+          .readTimeout(Duration.ofSeconds(60)))
+        .overrideConfiguration(overrides)
+      c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
+      b.build()
+    }})
+
+  /** The connector does its own retrying (with budgets it can report); the SDK retries only transient I/O. */
+  private def overrides: ClientOverrideConfiguration =
+    ClientOverrideConfiguration.builder()
+      .retryStrategy(RetryMode.STANDARD)
+      .apiCallTimeout(Duration.ofMinutes(2))
+      .build()
+
+  private def credentialsProvider(c: CredentialsConfig): AwsCredentialsProvider = c match {
+    case CredentialsConfig.StaticKeys(id, secret, None) =>
+      StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret))
+    case CredentialsConfig.StaticKeys(id, secret, Some(token)) =>
+      StaticCredentialsProvider.create(AwsSessionCredentials.create(id, secret, token))
+    case CredentialsConfig.DefaultChain => DefaultCredentialsProvider.builder().build()
+  }
+
+  /**
+   * The SDK takes its CBOR switch from the system property `aws.cborEnabled` when a client is built, so the
+   * property is set for the duration of the build only (under a lock): each client keeps its own setting.
+   */
+  private def withCborSetting[T](enabled: Boolean)(build: => T): T = CborLock.synchronized {
+    val property = "aws.cborEnabled"
+    val previous = Option(System.getProperty(property))
+    if (!enabled) System.setProperty(property, "false")
+    try build
+    finally if (!enabled) previous.fold(System.clearProperty(property))(System.setProperty(property, _))
+  }
+  private object CborLock
+
+  def closeAll(): Unit = {
+    syncClients.values().forEach(c => c.close())
+    syncClients.clear()
+    asyncClients.values().forEach(c => c.close())
+    asyncClients.clear()
+  }
+}

@@ -1,0 +1,35 @@
+package io.sparkkinesis.config
+
+import java.util.Locale
+
+/** Which side of the connector an option configures. */
+sealed abstract class Scope(val label: String) extends Serializable {
+  def covers(other: Scope): Boolean = this == Scope.Both || this == other
+}
+object Scope {
+  case object Source extends Scope("source")
+  case object Sink extends Scope("sink")
+  case object Both extends Scope("source and sink")
+}
+
+/**
+ * One user-facing option: its name as users write it, its type, its default (as shown in the docs), which
+ * side it applies to, the version that introduced it, and its documentation. `secret` values are never
+ * echoed back in errors or descriptions.
+ */
+final case class OptionSpec[T](
+    name: String,
+    kind: OptionKind[T],
+    default: Option[T],
+    scope: Scope,
+    since: String,
+    doc: String,
+    group: String,
+    secret: Boolean = false,
+    defaultDoc: Option[String] = None) {
+
+  val key: String = name.toLowerCase(Locale.ROOT)
+
+  /** The default as the generated documentation shows it. */
+  def defaultText: String = defaultDoc.orElse(default.map(kind.render)).getOrElse("(none)")
+}

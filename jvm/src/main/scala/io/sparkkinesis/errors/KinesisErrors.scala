@@ -1,0 +1,83 @@
+package io.sparkkinesis.errors
+
+/** Thrown for input the user can fix (options, schema): reported when the query is defined or starts. */
+final class KinesisOptionException(val condition: String, message: String)
+  extends IllegalArgumentException(s"[$condition] $message")
+
+/** Thrown for failures while a query runs (service errors, lost data, retry budgets spent). */
+final class KinesisException(val condition: String, message: String, cause: Throwable = null)
+  extends RuntimeException(s"[$condition] $message", cause)
+
+/**
+ * The one place that builds every user-facing error. Each message names the option, column or stream
+ * concerned and says what to do. The bracketed condition name at the start of each message is stable:
+ * the Python package maps it to an exception class. Messages never contain credential values.
+ */
+object KinesisErrors {
+
+  def unknownOption(name: String, suggestions: Seq[String], scopeHint: String): KinesisOptionException = {
+    val hint = suggestions match {
+      case Seq() => ""
+      case Seq(one) => s" Did you mean '$one'?"
+      case many => s" Did you mean one of ${many.map(s => s"'$s'").mkString(", ")}?"
+    }
+    new KinesisOptionException("KINESIS_UNKNOWN_OPTION",
+      s"Unknown option '$name' for the Kinesis $scopeHint.$hint See docs/options.md for every option.")
+  }
+
+  def optionNotForScope(name: String, validFor: String, usedFor: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_OPTION_NOT_APPLICABLE",
+      s"Option '$name' applies to the Kinesis $validFor only, not to the $usedFor. Remove it.")
+
+  def missingOption(name: String, example: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_MISSING_OPTION",
+      s"Option '$name' is required. Example: .option(\"$name\", \"$example\")")
+
+  def invalidOptionValue(name: String, value: String, expected: String, secret: Boolean = false): KinesisOptionException = {
+    val shown = if (secret) "(hidden)" else s"'$value'"
+    new KinesisOptionException("KINESIS_INVALID_OPTION_VALUE",
+      s"Option '$name' has the value $shown, but it must be $expected.")
+  }
+
+  def conflictingOptions(message: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_CONFLICTING_OPTIONS", message)
+
+  def invalidStreamName(name: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_INVALID_STREAM_NAME",
+      s"Stream '$name' in option 'streamName' is neither a stream name (1-128 characters of a-z, A-Z, 0-9, '_', '.', '-') " +
+        "nor a stream ARN (arn:aws:kinesis:<region>:<account>:stream/<name>).")
+
+  def userSchemaNotAllowed(): KinesisOptionException =
+    new KinesisOptionException("KINESIS_USER_SCHEMA_NOT_ALLOWED",
+      "The Kinesis source has a fixed schema (data, streamName, shardId, partitionKey, sequenceNumber, " +
+        "subSequenceNumber, approximateArrivalTimestamp); remove .schema(...) and cast or parse 'data' instead.")
+
+  def invalidSinkSchema(problem: String, expected: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_INVALID_SINK_SCHEMA", s"$problem The Kinesis sink expects: $expected")
+
+  def recordTooLarge(position: String, size: Long, limit: Long): KinesisException =
+    new KinesisException("KINESIS_RECORD_TOO_LARGE",
+      s"The record at $position is $size bytes (partition key plus data), over the limit of $limit bytes. " +
+        "Make it smaller, or raise 'maxRecordSize' if the stream accepts larger records.")
+
+  def streamNotFound(stream: String, cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_STREAM_NOT_FOUND",
+      s"Stream '$stream' does not exist (or is not visible with these credentials and region). " +
+        "Check 'streamName', 'region' and 'endpointUrl'.", cause)
+
+  def accessDenied(stream: String, operation: String, cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_ACCESS_DENIED",
+      s"$operation on stream '$stream' was denied. Check the credentials and that their policy allows " +
+        s"kinesis:$operation (see docs/credentials.md).", cause)
+
+  def retriesExhausted(what: String, attempts: Int, errorCodes: Iterable[String], cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_RETRIES_EXHAUSTED",
+      s"$what failed after $attempts attempts; error codes seen: ${errorCodes.toSeq.distinct.sorted.mkString(", ")}. " +
+        "Raise 'maxRetries'/'maxRetryDuration', or add shards if the stream is throttling.", cause)
+
+  def serviceError(what: String, stream: String, cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_SERVICE_ERROR", s"$what on stream '$stream' failed: ${safeMessage(cause)}", cause)
+
+  /** An SDK exception's message, which never carries credentials (the SDK signs, it does not echo keys). */
+  def safeMessage(t: Throwable): String = Option(t).map(e => s"${e.getClass.getSimpleName}: ${e.getMessage}").getOrElse("")
+}

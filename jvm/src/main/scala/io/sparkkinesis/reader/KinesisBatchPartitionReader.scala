@@ -1,0 +1,55 @@
+package io.sparkkinesis.reader
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.PartitionReader
+
+import io.sparkkinesis.aws.KinesisClients
+import io.sparkkinesis.source.KinesisBatchInputPartition
+import software.amazon.awssdk.services.kinesis.model.Record
+
+/**
+ * Executor side of a batch read: reads the partition's shards one after another. A shard is done when it has
+ * ended, when a record arrived after the query's planning time, or when a call returns nothing while the shard
+ * is at its tip (MillisBehindLatest 0).
+ */
+final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) extends PartitionReader[InternalRow] {
+  private val client = KinesisClients.sync(partition.connection)
+  private val shards = partition.shards.iterator
+  private var fetcher: ShardFetcher = _
+  private var converter: RecordConverter = _
+  private var buffered: Iterator[Record] = Iterator.empty
+  private var shardDone = true
+  private var current: InternalRow = _
+
+  override def next(): Boolean = {
+    while (true) {
+      if (buffered.hasNext) {
+        val r = buffered.next()
+        if (r.approximateArrivalTimestamp().toEpochMilli > partition.asOfMillis) {
+          shardDone = true
+          buffered = Iterator.empty
+        } else {
+          current = converter.toRow(r)
+          return true
+        }
+      } else if (!shardDone) {
+        val fetched = fetcher.fetch()
+        buffered = fetched.records.iterator
+        shardDone = fetched.shardEnded || (fetched.records.isEmpty && fetched.millisBehindLatest == 0)
+      } else if (shards.hasNext) {
+        val s = shards.next()
+        fetcher = new ShardFetcher(client, s.stream, s.shardId, partition.start,
+          partition.fetch.maxRecordsPerCall, partition.fetch.minPeriodMillis)
+        converter = new RecordConverter(s.stream.name, s.shardId)
+        shardDone = false
+      } else {
+        return false
+      }
+    }
+    false
+  }
+
+  override def get(): InternalRow = current
+
+  override def close(): Unit = ()
+}

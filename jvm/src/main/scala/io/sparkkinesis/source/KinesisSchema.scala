@@ -1,0 +1,23 @@
+package io.sparkkinesis.source
+
+import org.apache.spark.sql.types._
+
+/** The columns every Kinesis read produces, batch or streaming. */
+object KinesisSchema {
+  val Data = "data"
+  val StreamName = "streamName"
+  val ShardId = "shardId"
+  val PartitionKey = "partitionKey"
+  val SequenceNumber = "sequenceNumber"
+  val SubSequenceNumber = "subSequenceNumber"
+  val ApproximateArrivalTimestamp = "approximateArrivalTimestamp"
+
+  val schema: StructType = StructType(Seq(
+    StructField(Data, BinaryType, nullable = false),
+    StructField(StreamName, StringType, nullable = false),
+    StructField(ShardId, StringType, nullable = false),
+    StructField(PartitionKey, StringType, nullable = false),
+    StructField(SequenceNumber, StringType, nullable = false),
+    StructField(SubSequenceNumber, LongType, nullable = false),
+    StructField(ApproximateArrivalTimestamp, TimestampType, nullable = false)))
+}

@@ -1,0 +1,38 @@
+package io.sparkkinesis.source
+
+import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
+import io.sparkkinesis.errors.KinesisErrors
+
+/** How executors fetch: the per-shard read budget. */
+final case class FetchConfig(maxRecordsPerCall: Int, minPeriodMillis: Long)
+
+/** The source's options, validated and typed, built on the driver when the query is defined. */
+final case class SourceOptions(
+    streams: Seq[StreamRef],
+    connection: AwsConnection,
+    initialPosition: Option[StartPosition],
+    fetch: FetchConfig,
+    shardsPerTask: Int)
+
+object SourceOptions {
+
+  def parse(options: java.util.Map[String, String]): SourceOptions = {
+    val opts = ParsedOptions(options, Scope.Source)
+    val streams = StreamRef.parseList(opts.required(O.StreamName, "orders"))
+    val position = opts.get(O.InitialPosition).map { word =>
+      if (word == "at_timestamp" && !opts.contains(O.InitialTimestamp))
+        throw KinesisErrors.missingOption(O.InitialTimestamp.name, "2026-01-31T12:00:00Z")
+      StartPosition.fromOption(word, opts.get(O.InitialTimestamp))
+    }
+    if (opts.contains(O.InitialTimestamp) && !position.exists(_.isInstanceOf[StartPosition.AtTimestamp]))
+      throw KinesisErrors.conflictingOptions(
+        "Option 'initialTimestamp' is only used with initialPosition=at_timestamp; set that too or remove it.")
+    SourceOptions(
+      streams,
+      AwsConnection.fromOptions(opts, streams),
+      position,
+      FetchConfig(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis),
+      opts.getOrDefault(O.ShardsPerTask))
+  }
+}

@@ -1,0 +1,16 @@
+"""spark-kinesis: Amazon Kinesis Data Streams for PySpark.
+
+Example::
+
+    from pyspark.sql import SparkSession
+    from spark_kinesis import configure_spark_with_kinesis, read_kinesis
+
+    spark = configure_spark_with_kinesis(SparkSession.builder.master("local[2]")).getOrCreate()
+    read_kinesis(spark, "orders", region="us-east-1").show()
+"""
+
+from spark_kinesis._jar import __version__, jar_path
+from spark_kinesis.io import read_kinesis, write_kinesis
+from spark_kinesis.session import configure_spark_with_kinesis
+
+__all__ = ["__version__", "configure_spark_with_kinesis", "jar_path", "read_kinesis", "write_kinesis"]

@@ -1,0 +1,50 @@
+"""Shared fixtures: local Kinesis servers (tests/harness) and one Spark session with the installed wheel's jar."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Dict, Iterator
+
+import pytest
+
+pytest_plugins = ["harness.pytest_plugin"]
+
+# Tests never let an AWS client probe the EC2 metadata service.
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
+    from pyspark.sql import SparkSession
+
+    from spark_kinesis import configure_spark_with_kinesis
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("spark-kinesis-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
+    )
+    session = configure_spark_with_kinesis(builder).getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    yield session
+    session.stop()
+
+
+def connector_options(server) -> Dict[str, str]:
+    """The options that point the connector at a local server (CBOR off for kinesalite, on for kinesis-mock)."""
+    return {
+        "endpointUrl": server.endpoint,
+        "region": "us-east-1",
+        "awsAccessKeyId": "local-test-key",
+        "awsSecretKey": "local-test-secret",
+        "cborEnabled": str(server.cbor_enabled).lower(),
+    }
+
+
+@pytest.fixture
+def stream_name(request) -> str:
+    """A fresh stream name per test (servers are shared by the whole session)."""
+    return f"t-{request.node.name[:40].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,171 @@
+"""boto3 helpers for tests: make streams on a local Kinesis server, write records, read them all back.
+
+Only tests import this module (it needs boto3, the harness itself does not). Every wait is bounded.
+Works against both local servers: kinesis-mock and kinesalite (see local_kinesis.py).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+__all__ = ["client", "create_stream", "wait_active", "list_shards", "put_records", "read_all", "data_set"]
+
+REGION = "us-east-1"
+MAX_PUT_RECORDS = 500
+MAX_GET_RECORDS = 10_000
+
+Record = Union[Dict[str, Any], Tuple[Any, str], Tuple[Any, str, str]]
+
+
+def client(server: Any, **config: Any):
+    """A boto3 Kinesis client for a LocalKinesis (or an endpoint URL), region us-east-1, dummy keys."""
+    import boto3
+    from botocore.config import Config
+
+    endpoint = server if isinstance(server, str) else server.endpoint
+    options = {
+        "retries": {"max_attempts": 3, "mode": "standard"},
+        "connect_timeout": 5,
+        "read_timeout": 60,
+        "max_pool_connections": 20,
+    }
+    options.update(config)
+    return boto3.client(
+        "kinesis",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="local-test-key",
+        aws_secret_access_key="local-test-secret",
+        config=Config(**options),
+    )
+
+
+def wait_active(kinesis, name: str, timeout: float = 30.0) -> Dict[str, Any]:
+    """Waits until the stream is ACTIVE; returns its DescribeStreamSummary description."""
+    deadline = time.monotonic() + timeout
+    while True:
+        summary = kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]
+        if summary["StreamStatus"] == "ACTIVE":
+            return summary
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"stream {name} is still {summary['StreamStatus']} after {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def create_stream(kinesis, name: str, shards: int, timeout: float = 30.0) -> Dict[str, Any]:
+    """Creates a provisioned stream with ``shards`` shards and waits until it is ACTIVE."""
+    kinesis.create_stream(StreamName=name, ShardCount=shards)
+    return wait_active(kinesis, name, timeout)
+
+
+def list_shards(kinesis, stream: str, max_pages: int = 1000) -> List[Dict[str, Any]]:
+    """Every shard of the stream (open and closed), following NextToken where the server pages.
+
+    kinesalite ignores MaxResults/NextToken and answers with all shards at once.
+    """
+    shards: Dict[str, Dict[str, Any]] = {}
+    response = kinesis.list_shards(StreamName=stream, MaxResults=1000)
+    for _ in range(max_pages):
+        for shard in response.get("Shards", []):
+            shards.setdefault(shard["ShardId"], shard)
+        token = response.get("NextToken")
+        if not token:
+            break
+        response = kinesis.list_shards(NextToken=token, MaxResults=1000)
+    else:
+        raise RuntimeError(f"ListShards of {stream} did not end within {max_pages} pages")
+    return sorted(shards.values(), key=lambda s: s["ShardId"])
+
+
+def _entry(record: Record) -> Dict[str, Any]:
+    if isinstance(record, dict):
+        entry = {"Data": record.get("Data", record.get("data")),
+                 "PartitionKey": record.get("PartitionKey", record.get("partition_key"))}
+        explicit = record.get("ExplicitHashKey", record.get("explicit_hash_key"))
+        if explicit is not None:
+            entry["ExplicitHashKey"] = explicit
+    else:
+        entry = {"Data": record[0], "PartitionKey": record[1]}
+        if len(record) > 2 and record[2] is not None:
+            entry["ExplicitHashKey"] = record[2]
+    if isinstance(entry["Data"], str):
+        entry["Data"] = entry["Data"].encode("utf-8")
+    if entry["Data"] is None or not entry["PartitionKey"]:
+        raise ValueError(f"a record needs data and a partition key: {record!r}")
+    return entry
+
+
+def put_records(kinesis, stream: str, records: Iterable[Record],
+                max_attempts: int = 10) -> List[Dict[str, str]]:
+    """Writes records with PutRecords, 500 at a time, re-sending failed entries until all land.
+
+    A record is a dict (``Data``/``PartitionKey``/``ExplicitHashKey`` or ``data``/``partition_key``)
+    or a tuple ``(data, partition_key[, explicit_hash_key])``; str data is UTF-8 encoded.
+    Returns ``{"ShardId", "SequenceNumber"}`` for each record, in input order.
+    """
+    entries = [_entry(r) for r in records]
+    results: List[Optional[Dict[str, str]]] = [None] * len(entries)
+    for start in range(0, len(entries), MAX_PUT_RECORDS):
+        pending = list(range(start, min(start + MAX_PUT_RECORDS, len(entries))))
+        for attempt in range(1, max_attempts + 1):
+            response = kinesis.put_records(StreamName=stream, Records=[entries[i] for i in pending])
+            failed = []
+            for index, result in zip(pending, response["Records"]):
+                if result.get("ErrorCode"):
+                    failed.append(index)
+                else:
+                    results[index] = {"ShardId": result["ShardId"],
+                                      "SequenceNumber": result["SequenceNumber"]}
+            if not failed:
+                break
+            if attempt == max_attempts:
+                first = response["Records"][pending.index(failed[0])]
+                raise RuntimeError(f"{len(failed)} records still failed after {max_attempts} attempts, "
+                                   f"e.g. {first.get('ErrorCode')}: {first.get('ErrorMessage')}")
+            pending = failed
+            time.sleep(min(0.05 * 2 ** attempt, 1.0))
+    return results  # type: ignore[return-value]
+
+
+def _read_shard(kinesis, stream: str, shard_id: str, deadline: float) -> List[Dict[str, Any]]:
+    iterator = kinesis.get_shard_iterator(StreamName=stream, ShardId=shard_id,
+                                          ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+    out = []
+    while iterator:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"reading shard {shard_id} of {stream} did not catch up in time")
+        response = kinesis.get_records(ShardIterator=iterator, Limit=MAX_GET_RECORDS)
+        records = response.get("Records", [])
+        for r in records:
+            out.append({
+                "data": bytes(r["Data"]),
+                "partition_key": r["PartitionKey"],
+                "sequence_number": r["SequenceNumber"],
+                "shard_id": shard_id,
+                "arrival_timestamp": r.get("ApproximateArrivalTimestamp"),
+            })
+        iterator = response.get("NextShardIterator")
+        # A closed shard ends with a null iterator. An open one is caught up when a response is
+        # empty and not behind (kinesalite always reports MillisBehindLatest 0 on open shards).
+        if not records and response.get("MillisBehindLatest", 0) == 0:
+            break
+    return out
+
+
+def read_all(kinesis, stream: str, timeout: float = 120.0) -> List[Dict[str, Any]]:
+    """Reads every shard (open and closed) from TRIM_HORIZON until caught up.
+
+    Returns dicts with ``data`` (bytes), ``partition_key``, ``sequence_number``, ``shard_id`` and
+    ``arrival_timestamp``, shard by shard in shard-id order, each shard in sequence order.
+    """
+    deadline = time.monotonic() + timeout
+    out: List[Dict[str, Any]] = []
+    for shard in list_shards(kinesis, stream):
+        out.extend(_read_shard(kinesis, stream, shard["ShardId"], deadline))
+    return out
+
+
+def data_set(records: Sequence[Dict[str, Any]]) -> set:
+    """The (data, partition_key) pairs of read_all's result, to compare with what was written."""
+    return {(r["data"], r["partition_key"]) for r in records}
