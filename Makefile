@@ -12,6 +12,8 @@ SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.pat
 SBT := SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
 # Never let the AWS SDK or boto3 probe the EC2 metadata address from this project's tests and demo.
 export AWS_EC2_METADATA_DISABLED := true
+# Spark (driver, block manager, workers) listens on loopback only.
+export SPARK_LOCAL_IP := 127.0.0.1
 
 .PHONY: help venv jar wheel install-wheel servers test test-scala test-python demo clean
 

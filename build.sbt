@@ -59,6 +59,7 @@ lazy val connector = (project in file("jvm"))
     Test / parallelExecution := false,
     Test / baseDirectory := (ThisBuild / baseDirectory).value,
     Test / javaOptions ++= Seq("-Xmx3g", "-XX:+IgnoreUnrecognizedVMOptions") ++ Java17Opens.flags,
+    Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
 
     // ---- assembly: our classes + relocated AWS SDK, Netty, Jackson, reactive-streams ----

@@ -12,6 +12,8 @@ pytest_plugins = ["harness.pytest_plugin"]
 
 # Tests never let an AWS client probe the EC2 metadata service.
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+# Spark's driver and block manager listen on loopback only.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +26,8 @@ def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
         SparkSession.builder.master("local[2]")
         .appName("spark-kinesis-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
     )

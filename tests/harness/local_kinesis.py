@@ -394,11 +394,12 @@ def _command_and_env(kind: str, ports: List[int], persist_dir: Optional[Path]):
             "KINESIS_MOCK_TLS_PORT": str(tls_port),
             "KINESIS_MOCK_CERT_PATH": str(KINESIS_MOCK_CERT),
             "LOG_LEVEL": "WARN",
-            "ROOT_LOG_LEVEL": "ERROR",
             "SHARD_LIMIT": str(SHARD_LIMIT),
             "ON_DEMAND_STREAM_COUNT_LIMIT": "100",
             "AWS_ACCOUNT_ID": "000000000000",
             "AWS_REGION": "us-east-1",
+            # Bounds its graceful shutdown after SIGTERM (loopback.js normally makes it immediate).
+            "CATS_EFFECT_SHUTDOWN_HOOK_TIMEOUT": "5s",
         })
         for name in ("CREATE_STREAM", "DELETE_STREAM", "MERGE_SHARDS", "SPLIT_SHARD",
                      "UPDATE_SHARD_COUNT", "UPDATE_STREAM_MODE", "REGISTER_STREAM_CONSUMER",
@@ -440,7 +441,7 @@ def _start_once(kind: str, workdir: Path, persist_dir: Optional[Path]) -> LocalK
     while True:
         if process.poll() is not None:
             break
-        if _answers(ports[0]):
+        if _answers(ports[0]) and process.poll() is None:
             _log(f"{kind} answers at {server.endpoint} (PID {process.pid}) after "
                  f"{time.monotonic() - started:.2f} s; log: {log_path}")
             return server
@@ -525,7 +526,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             if stop_pid(args.pid):
                 _log(f"stopped PID {args.pid}")
             else:
-                _log(f"PID {args.pid} was not running")
+                _log(f"nothing to stop for PID {args.pid}")
     except (LocalKinesisError, ValueError) as e:
         _log(f"error: {e}")
         return 1

@@ -59,20 +59,21 @@ def create_stream(kinesis, name: str, shards: int, timeout: float = 30.0) -> Dic
     return wait_active(kinesis, name, timeout)
 
 
-def list_shards(kinesis, stream: str, max_pages: int = 1000) -> List[Dict[str, Any]]:
+def list_shards(kinesis, stream: str, page_size: int = 1000,
+                max_pages: int = 1000) -> List[Dict[str, Any]]:
     """Every shard of the stream (open and closed), following NextToken where the server pages.
 
     kinesalite ignores MaxResults/NextToken and answers with all shards at once.
     """
     shards: Dict[str, Dict[str, Any]] = {}
-    response = kinesis.list_shards(StreamName=stream, MaxResults=1000)
+    response = kinesis.list_shards(StreamName=stream, MaxResults=page_size)
     for _ in range(max_pages):
         for shard in response.get("Shards", []):
             shards.setdefault(shard["ShardId"], shard)
         token = response.get("NextToken")
         if not token:
             break
-        response = kinesis.list_shards(NextToken=token, MaxResults=1000)
+        response = kinesis.list_shards(NextToken=token, MaxResults=page_size)
     else:
         raise RuntimeError(f"ListShards of {stream} did not end within {max_pages} pages")
     return sorted(shards.values(), key=lambda s: s["ShardId"])

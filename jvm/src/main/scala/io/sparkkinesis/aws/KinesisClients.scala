@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap
 import software.amazon.awssdk.auth.credentials._
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration
 import software.amazon.awssdk.core.retry.RetryMode
+import software.amazon.awssdk.http.Protocol
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
@@ -40,7 +41,10 @@ object KinesisClients {
       val b = KinesisAsyncClient.builder()
         .region(Region.of(c.region))
         .credentialsProvider(credentialsProvider(c.credentials))
+        // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
+        // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
         .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+          .protocol(Protocol.HTTP1_1)
           .maxConcurrency(math.max(n, 2))
           .connectionTimeout(Duration.ofSeconds(10))
           .readTimeout(Duration.ofSeconds(60)))

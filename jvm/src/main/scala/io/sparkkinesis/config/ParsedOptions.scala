@@ -25,7 +25,12 @@ object ParsedOptions {
 
   def apply(options: java.util.Map[String, String], scope: Scope): ParsedOptions = {
     import scala.jdk.CollectionConverters._
-    apply(options.asScala.toMap, scope)
+    // Keep the user's own spelling of each key for error messages.
+    val asGiven = options match {
+      case m: org.apache.spark.sql.util.CaseInsensitiveStringMap => m.asCaseSensitiveMap()
+      case m => m
+    }
+    apply(asGiven.asScala.toMap, scope)
   }
 
   def apply(options: Map[String, String], scope: Scope): ParsedOptions = {
@@ -37,7 +42,7 @@ object ParsedOptions {
       byKey.get(key) match {
         case None if !KinesisOptions.sparkOwnedKeys.contains(key) =>
           throw KinesisErrors.unknownOption(name, suggestions(key, scope), scope.label)
-        case Some(spec) if !spec.scope.covers(scope) =>
+        case Some(spec) if !spec.scope.overlaps(scope) =>
           throw KinesisErrors.optionNotForScope(spec.name, spec.scope.label, scope.label)
         case _ =>
       }
@@ -47,7 +52,7 @@ object ParsedOptions {
 
   /** Registry names close to `key` (edit distance at most 3, or one contains the other). */
   private[config] def suggestions(key: String, scope: Scope): Seq[String] = {
-    val candidates = KinesisOptions.all.filter(_.scope.covers(scope))
+    val candidates = KinesisOptions.all.filter(_.scope.overlaps(scope))
     candidates
       .map(s => s.name -> editDistance(key, s.key))
       .filter { case (name, d) =>

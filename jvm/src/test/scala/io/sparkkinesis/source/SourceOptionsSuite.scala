@@ -1,0 +1,57 @@
+package io.sparkkinesis.source
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.aws.{CredentialsConfig, StreamRef}
+import io.sparkkinesis.errors.KinesisOptionException
+
+class SourceOptionsSuite extends AnyFunSuite {
+  private val local = Map("endpointUrl" -> "http://127.0.0.1:4566", "region" -> "us-east-1")
+
+  private def parse(options: Map[String, String]): SourceOptions = SourceOptions.parse((local ++ options).asJava)
+
+  test("stream names and ARNs, comma-separated, in order") {
+    val arn = "arn:aws:kinesis:us-east-1:123456789012:stream/clicks"
+    val o = parse(Map("streamName" -> s" orders , $arn"))
+    assert(o.streams == Seq(StreamRef("orders", None, None), StreamRef("clicks", Some(arn), Some("us-east-1"))))
+  }
+
+  test("the region comes from an ARN when not given") {
+    val o = SourceOptions.parse(Map("streamName" -> "arn:aws:kinesis:eu-west-1:123456789012:stream/a").asJava)
+    assert(o.connection.region == "eu-west-1")
+  }
+
+  test("a region that contradicts an ARN is refused") {
+    val e = intercept[KinesisOptionException](
+      SourceOptions.parse(Map("streamName" -> "arn:aws:kinesis:eu-west-1:123456789012:stream/a", "region" -> "us-east-1").asJava))
+    assert(e.getMessage.contains("'eu-west-1'"))
+  }
+
+  test("bad stream names are explained") {
+    val e = intercept[KinesisOptionException](parse(Map("streamName" -> "has space")))
+    assert(e.getMessage.startsWith("[KINESIS_INVALID_STREAM_NAME] Stream 'has space'"))
+  }
+
+  test("at_timestamp needs initialTimestamp") {
+    val e = intercept[KinesisOptionException](parse(Map("streamName" -> "s", "initialPosition" -> "at_timestamp")))
+    assert(e.getMessage.contains("Option 'initialTimestamp' is required"))
+    val o = parse(Map("streamName" -> "s", "initialPosition" -> "AT_TIMESTAMP", "initialTimestamp" -> "1000"))
+    assert(o.initialPosition.contains(StartPosition.AtTimestamp(1000)))
+  }
+
+  test("static keys need both halves and are never printed") {
+    val e = intercept[KinesisOptionException](parse(Map("streamName" -> "s", "awsAccessKeyId" -> "AKIAEXAMPLE")))
+    assert(e.getMessage.contains("'awsSecretKey' is not"))
+    assert(!e.getMessage.contains("AKIAEXAMPLE"))
+    val o = parse(Map("streamName" -> "s", "awsAccessKeyId" -> "AKIAEXAMPLE", "awsSecretKey" -> "topsecret"))
+    assert(o.connection.credentials.isInstanceOf[CredentialsConfig.StaticKeys])
+    assert(!o.toString.contains("topsecret") && !o.toString.contains("AKIAEXAMPLE"))
+  }
+
+  test("endpointUrl must be an absolute URL") {
+    val e = intercept[KinesisOptionException](SourceOptions.parse(Map("streamName" -> "s", "endpointUrl" -> "localhost:4566").asJava))
+    assert(e.getMessage.contains("Option 'endpointUrl'"))
+  }
+}
