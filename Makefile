@@ -9,7 +9,7 @@ VERSION := $(shell cat VERSION)
 JAR := jvm/target/scala-2.13/spark-kinesis_2.13-$(VERSION).jar
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
 SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
-SBT := SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
+SBT = SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
 # Never let the AWS SDK or boto3 probe the EC2 metadata address from this project's tests and demo.
 export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
