@@ -15,12 +15,12 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python demo clean
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python docs demo clean
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
 	@echo "make test   - build the jar and the wheel and run every Scala and Python test against local servers"
-	@echo "make jar | wheel | servers | test-scala | test-python | clean"
+	@echo "make jar | wheel | servers | test-scala | test-python | docs | clean"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/requirements-dev.txt
@@ -60,6 +60,10 @@ test-python: install-wheel servers
 test: venv servers
 	$(SBT) connector/assembly connector/test
 	$(MAKE) --no-print-directory test-python
+
+# Regenerates docs/options.md from the option registry (a test fails when it is stale).
+docs: venv
+	$(SBT) "connector/runMain io.sparkkinesis.config.OptionsDoc docs/options.md"
 
 demo: install-wheel servers
 	$(PY) examples/demo.py
