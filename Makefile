@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 VERSION := $(shell cat VERSION)
-JAR := jvm/target/scala-2.13/spark-kinesis_2.13-$(VERSION).jar
+JAR := jvm/target/assembly/spark-kinesis_2.13-$(VERSION).jar
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
 SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 SBT = SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt

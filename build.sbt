@@ -64,6 +64,8 @@ lazy val connector = (project in file("jvm"))
 
     // ---- assembly: our classes + relocated AWS SDK, Netty, Jackson, reactive-streams ----
     assembly / assemblyJarName := s"spark-kinesis_2.13-${version.value}.jar",
+    // Its own folder: `package` writes a thin jar of the same name to target/scala-2.13/.
+    assembly / assemblyOutputPath := target.value / "assembly" / (assembly / assemblyJarName).value,
     assemblyPackageScala / assembleArtifact := false,
     assembly / test := {},
     assembly / assemblyExcludedJars := {

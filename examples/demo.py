@@ -37,7 +37,7 @@ def main() -> int:
             "cborEnabled": False,  # kinesalite mishandles CBOR
         }
         builder = (SparkSession.builder.master("local[2]").appName("spark-kinesis-demo")
-                   .config("spark.ui.enabled", "false")
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
         spark = configure_spark_with_kinesis(builder).getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
