@@ -20,7 +20,7 @@ final class KinesisTable(tableSchema: StructType) extends SupportsRead with Supp
   override def schema(): StructType = tableSchema
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
-    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+    TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
     TableCapability.STREAMING_WRITE)
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {

@@ -15,8 +15,8 @@ object KinesisOptions {
   // ---- connection ----
   val StreamName: OptionSpec[String] = OptionSpec("streamName", Text, None, Scope.Both, V0_1,
     "The stream(s) to read, as names or stream ARNs separated by commas; for the sink, the stream to write to " +
-      "(a `streamName` column, when present, overrides it per row).", "Connection",
-    defaultDoc = Some("(required)"))
+      "(a `streamName` column, when present, overrides it per row, and then this option is optional).",
+    "Connection", defaultDoc = Some("(required)"))
   val Region: OptionSpec[String] = OptionSpec("region", Text, None, Scope.Both, V0_1,
     "AWS region of the stream(s). Defaults to the region in a stream ARN, then the SDK's default region chain " +
       "(AWS_REGION, profile), then us-east-1 when `endpointUrl` is set.", "Connection",
@@ -53,6 +53,28 @@ object KinesisOptions {
       "per shard shared by all consumers, so 200ms is the floor.", "Source")
   val ShardsPerTask: OptionSpec[Int] = OptionSpec("shardsPerTask", Integer(1, 10000), Some(1), Scope.Source, V0_1,
     "How many shards one Spark task reads.", "Source")
+  val IdleFetchPeriod: OptionSpec[Duration] = OptionSpec("idleFetchPeriod",
+    TimeSpan(Duration.ofMillis(200), Duration.ofMinutes(4)), Some(Duration.ofSeconds(1)), Scope.Source, V0_1,
+    "Time between GetRecords calls on a shard whose last call found nothing new at the tip: what an idle " +
+      "stream costs, and the most latency a first record after a quiet spell waits.", "Source")
+  val MaxFetchRate: OptionSpec[Long] = OptionSpec("maxFetchRate", Bytes(1024, 100 * Mi), Some(2 * Mi), Scope.Source,
+    V0_1, "Bytes per second the prefetcher reads from one shard at most (Kinesis allows 2 MiB/s per shard, " +
+      "shared by all polling consumers).", "Source", defaultDoc = Some("2m"))
+  val FetchBufferSize: OptionSpec[Long] = OptionSpec("fetchBufferSize", Bytes(Mi, 64L * 1024 * Mi), Some(256 * Mi),
+    Scope.Source, V0_1, "Bytes of prefetched records one executor holds at most; reading ahead pauses when full.",
+    "Source", defaultDoc = Some("256m"))
+  val MaxRecordsPerTrigger: OptionSpec[Long] = OptionSpec("maxRecordsPerTrigger", LongNumber(1, Long.MaxValue), None,
+    Scope.Source, V0_1, "Most records in one micro-batch, over all shards (also with Trigger.AvailableNow).", "Source",
+    defaultDoc = Some("(no limit)"))
+  val MaxBytesPerTrigger: OptionSpec[Long] = OptionSpec("maxBytesPerTrigger", Bytes(1, Long.MaxValue), None,
+    Scope.Source, V0_1, "Most bytes (data plus partition keys) in one micro-batch, over all shards; a batch " +
+      "always takes at least one record of a shard that has one.", "Source", defaultDoc = Some("(no limit)"))
+  val FailOnDataLoss: OptionSpec[Boolean] = OptionSpec("failOnDataLoss", Bool, Some(true), Scope.Source, V0_1,
+    "Fail the query when records it should read are gone (trimmed by retention). With false it logs a warning, " +
+      "counts the loss in the dataLoss metric and goes on from the oldest record available.", "Source")
+  val ShardDiscoveryInterval: OptionSpec[Duration] = OptionSpec("shardDiscoveryInterval",
+    TimeSpan(Duration.ofSeconds(1), Duration.ofHours(1)), Some(Duration.ofSeconds(10)), Scope.Source, V0_1,
+    "How often the driver lists shards (ListShards) to find shards created by resharding.", "Source")
 
   // ---- sink ----
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
@@ -64,15 +86,38 @@ object KinesisOptions {
     "Largest record, partition key plus data (1 MiB unless the stream's maximum record size was raised).", "Sink",
     defaultDoc = Some("1m"))
   val MaxRetries: OptionSpec[Int] = OptionSpec("maxRetries", Integer(0, 1000), Some(10), Scope.Sink, V0_1,
-    "How many times failed entries of a PutRecords call are sent again before the task fails.", "Sink")
+    "How many times one failed record is sent again before the task fails (see also `maxRetryDuration`).", "Sink")
   val MaxInFlightRequests: OptionSpec[Int] = OptionSpec("maxInFlightRequests", Integer(1, 64), Some(4), Scope.Sink,
-    V0_1, "PutRecords calls one task keeps in flight at once.", "Sink")
+    V0_1, "PutRecords calls one task keeps in flight at once (the most; throttling lowers the window, see " +
+      "docs/sink.md).", "Sink")
+  val MaxRetryDuration: OptionSpec[Duration] = OptionSpec("maxRetryDuration",
+    TimeSpan(Duration.ofSeconds(1), Duration.ofHours(24)), Some(Duration.ofMinutes(2)), Scope.Sink, V0_1,
+    "How long a record may keep failing (from its first failed attempt) before the task fails; checked " +
+      "together with `maxRetries`, whichever is reached first.", "Sink")
+  val OrderingMode: OptionSpec[String] = OptionSpec("ordering", Choice(Seq("unordered", "perkey")), Some("unordered"),
+    Scope.Sink, V0_1, "`unordered` favours throughput: a retried record can land after records sent later with " +
+      "the same partition key. `perKey` keeps input order per partition key under retries, by keeping at most " +
+      "one record per key in flight (see docs/sink.md).", "Sink")
+  val PartitionKeyColumn: OptionSpec[String] = OptionSpec("partitionKeyColumn", Text, None, Scope.Sink, V0_1,
+    "When the input has no `partitionKey` column: the column (string or integer) whose value is each record's " +
+      "partition key. Without either, every record gets a random partition key.", "Sink")
+  val OversizeRecordAction: OptionSpec[String] = OptionSpec("oversizeRecordAction", Choice(Seq("fail", "drop")),
+    Some("fail"), Scope.Sink, V0_1, "What to do with a record over `maxRecordSize`: `fail` the task with its " +
+      "position and size, or `drop` it and count it in the `droppedRecords` metric.", "Sink")
+  val Aggregation: OptionSpec[String] = OptionSpec("aggregation", Choice(Seq("none", "kpl")), Some("none"),
+    Scope.Sink, V0_1, "`kpl` packs records bound for the same shard into KPL-format aggregated records, which " +
+      "the source, the KCL and aws-kinesis-agg de-aggregate.", "Sink")
+  val AggregationMaxSize: OptionSpec[Long] = OptionSpec("aggregationMaxSize", Bytes(1024, 10 * Mi), Some(51200L),
+    Scope.Sink, V0_1, "Largest aggregated record with `aggregation=kpl` (partition key included); never above " +
+      "`maxRecordSize`.", "Sink", defaultDoc = Some("50k"))
 
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, CborEnabled,
     AwsAccessKeyId, AwsSecretKey, AwsSessionToken,
-    InitialPosition, InitialTimestamp, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask,
-    MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests)
+    InitialPosition, InitialTimestamp, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask, IdleFetchPeriod,
+    MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
+    MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
+    MaxRetryDuration, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation, AggregationMaxSize)
 
   /** Keys Spark itself puts into a source's or sink's options; accepted and ignored. */
   val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname")

@@ -78,6 +78,37 @@ object KinesisErrors {
   def serviceError(what: String, stream: String, cause: Throwable): KinesisException =
     new KinesisException("KINESIS_SERVICE_ERROR", s"$what on stream '$stream' failed: ${safeMessage(cause)}", cause)
 
+  def badOffset(json: String, why: String, example: String): KinesisException =
+    new KinesisException("KINESIS_INVALID_OFFSET",
+      s"Cannot read the Kinesis offset ${json.take(300)}: $why. A valid offset looks like: $example")
+
+  def dataLoss(shard: String, detail: String): KinesisException =
+    new KinesisException("KINESIS_DATA_LOSS",
+      s"Records of $shard can no longer be read: $detail. They were probably trimmed by the stream's retention " +
+        "period. Set failOnDataLoss=false to continue from the oldest record still available (the loss is logged " +
+        "and counted in the dataLoss metric).")
+
+  def rangeUnavailable(shard: String, detail: String): KinesisException =
+    new KinesisException("KINESIS_RANGE_UNAVAILABLE", s"Cannot re-read the planned records of $shard: $detail.")
+
   /** An SDK exception's message, which never carries credentials (the SDK signs, it does not echo keys). */
   def safeMessage(t: Throwable): String = Option(t).map(e => s"${e.getClass.getSimpleName}: ${e.getMessage}").getOrElse("")
+
+  // ---- sink ----
+
+  /** A row the sink cannot turn into a record (null data, bad partition key, hash key or stream name). */
+  def invalidSinkRow(position: String, problem: String, fix: String): KinesisException =
+    new KinesisException("KINESIS_INVALID_SINK_ROW", s"The row at $position $problem. $fix")
+
+  /** PutRecords refused a record with an error code that retrying cannot fix. */
+  def recordRejected(position: String, stream: String, errorCode: String, errorMessage: String): KinesisException =
+    new KinesisException("KINESIS_RECORD_REJECTED",
+      s"Kinesis rejected the record at $position for stream '$stream' with $errorCode: $errorMessage. " +
+        "Retrying cannot fix this error; check the stream, its encryption key and the record.")
+
+  /** A stream ARN whose region differs from the region the sink writes to. */
+  def streamInOtherRegion(stream: String, streamRegion: String, region: String): KinesisException =
+    new KinesisException("KINESIS_INVALID_SINK_ROW",
+      s"Stream '$stream' is in region '$streamRegion' but the sink writes to region '$region'; one write " +
+        "targets one region (set 'region', or write to each region separately).")
 }

@@ -1,51 +1,79 @@
 package io.sparkkinesis.sink
 
+import java.util.concurrent.ThreadLocalRandom
+
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 
-import io.sparkkinesis.aws.KinesisClients
-import io.sparkkinesis.errors.{KinesisErrors, KinesisOptionException}
+import io.sparkkinesis.errors.KinesisErrors
 
-/** Nothing to coordinate on the driver: Kinesis has no transactions, and every record is durable once acknowledged. */
-case object KinesisWriterCommitMessage extends WriterCommitMessage
+/** What a task reports when its records have all landed. */
+final case class KinesisWriterCommitMessage(recordsWritten: Long) extends WriterCommitMessage
 
-/** Executor side of a write: batches the partition's rows into PutRecords calls and sends them. */
+/**
+ * Executor side of a write: turns each row into a record (or, with `aggregation=kpl`, into part of an
+ * aggregate), checks it against the record size limit, and hands it to the [[PutRecordsSender]].
+ * `commit` returns only when every record of the task landed, so a committed task never loses records.
+ */
 final class KinesisDataWriter(options: SinkOptions, schema: SinkSchema, partitionId: Int, taskId: Long)
   extends DataWriter[InternalRow] {
 
   private val counters = new SinkCounters
-  private val batcher = new PutRecordsBatcher(options.limits)
-  private val sender = new PutRecordsSender(
-    KinesisClients.async(options.connection, options.maxInFlightRequests), options.stream,
-    options.maxInFlightRequests, options.maxRetries, counters)
+  private val client = options.clientFactory.client(options.connection,
+    options.maxInFlightRequests * Runtime.getRuntime.availableProcessors())
+  private val streams = new SinkStreams(options.stream, options.connection.region)
+  private val sender = new PutRecordsSender(client, streams, SenderSettings(options.limits,
+    options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters)
+  private val packer = options.aggregationMaxBytes.map(max =>
+    new KplRecordPacker(client, streams, max, options.limits.maxRequestBytes))
   private var rowIndex = 0L
 
   override def write(row: InternalRow): Unit = {
     val data = schema.data(row)
-    val key = schema.partitionKey(row)
-    if (data == null) throw nullColumn("data")
-    if (key == null || key.isEmpty) throw nullColumn("partitionKey")
-    if (key.length > 256)
-      throw KinesisErrors.invalidSinkSchema(s"Row $rowIndex of partition $partitionId has a partition key of " +
-        s"${key.length} characters.", "partition keys of 1 to 256 characters.")
+    if (data == null) throw badRow("has a null 'data'", "Filter such rows out or give them a value.")
+    val key =
+      if (schema.hasPartitionKey) schema.partitionKey(row)
+      else java.lang.Long.toHexString(ThreadLocalRandom.current().nextLong())
+    if (key == null || key.isEmpty)
+      throw badRow("has a null or empty partition key", "Filter such rows out or give them a key.")
+    if (key.length > MaxPartitionKeyChars)
+      throw badRow(s"has a partition key of ${key.length} characters", "Kinesis accepts 1 to 256.")
+    val hashKey = schema.explicitHashKey(row)
+    if (hashKey != null && !validHashKey(hashKey))
+      throw badRow(s"has an invalid explicitHashKey '$hashKey'", "Give a decimal number from 0 to 2^128 - 1.")
+    val stream = streams.indexOf(schema.streamName(row), position)
     val bytes = SinkSchema.recordBytes(key, data)
-    if (bytes > options.limits.maxRecordBytes)
-      throw KinesisErrors.recordTooLarge(s"row $rowIndex of partition $partitionId", bytes, options.limits.maxRecordBytes)
-    batcher.add(PutEntry(key, data, bytes, rowIndex)).foreach(sender.submit)
+    if (bytes > options.limits.maxRecordBytes) {
+      if (!options.dropOversizeRecords)
+        throw KinesisErrors.recordTooLarge(position, bytes, options.limits.maxRecordBytes)
+      counters.droppedRecords += 1
+    } else packer match {
+      case Some(p) => p.add(stream, key, hashKey, data, position).foreach(sender.offer)
+      case None => sender.offer(PutEntry(stream, key, hashKey, data, position))
+    }
     rowIndex += 1
   }
 
   override def commit(): WriterCommitMessage = {
-    batcher.flush().foreach(sender.submit)
-    sender.awaitAll()
-    KinesisWriterCommitMessage
+    packer.foreach(_.flush().foreach(sender.offer))
+    sender.flush()
+    KinesisWriterCommitMessage(counters.recordsWritten)
   }
 
   override def abort(): Unit = sender.close()
 
   override def close(): Unit = sender.close()
 
-  private def nullColumn(column: String): KinesisOptionException =
-    KinesisErrors.invalidSinkSchema(s"Row $rowIndex of partition $partitionId has a null or empty '$column'.",
-      SinkSchema.Expected + "; filter such rows out or give them a value.")
+  override def currentMetricsValues(): Array[CustomTaskMetric] = counters.values
+
+  private def position: String = s"row $rowIndex of partition $partitionId (task $taskId)"
+
+  private def badRow(problem: String, fix: String) = KinesisErrors.invalidSinkRow(position, problem, fix)
+
+  private def validHashKey(s: String): Boolean =
+    s.nonEmpty && s.length <= 39 && s.forall(c => c >= '0' && c <= '9') && BigInt(s) <= MaxHashKey
+
+  private val MaxHashKey = BigInt(2).pow(128) - 1
+  private val MaxPartitionKeyChars = 256
 }

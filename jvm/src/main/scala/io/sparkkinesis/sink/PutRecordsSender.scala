@@ -1,114 +1,265 @@
 package io.sparkkinesis.sink
 
-import java.util.concurrent.{CompletionException, ExecutionException, Executors, Future, Semaphore, ThreadFactory}
-import java.util.concurrent.atomic.AtomicLong
+import java.util.concurrent.{CompletableFuture, CompletionException, TimeUnit}
+import java.util.concurrent.locks.ReentrantLock
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
-import io.sparkkinesis.aws.StreamRef
-import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
+import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.reader.{Backoff, Failure}
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
-import software.amazon.awssdk.services.kinesis.model.{PutRecordsRequest, PutRecordsRequestEntry}
+import software.amazon.awssdk.services.kinesis.model.{PutRecordsRequest, PutRecordsRequestEntry, PutRecordsResponse}
 
-/** Counters of one writer, reported as sink metrics. */
-final class SinkCounters {
-  val recordsWritten = new AtomicLong
-  val bytesWritten = new AtomicLong
-  val requests = new AtomicLong
-  val retriedEntries = new AtomicLong
-  val throttledEntries = new AtomicLong
-}
+/** How a writer sends: limits per call, calls in flight, ordering, and the retry budget of each record. */
+final case class SenderSettings(
+    limits: PutLimits,
+    maxInFlightRequests: Int,
+    perKeyOrdering: Boolean,
+    retry: RetryBudget,
+    backoff: Backoff = Backoff(baseMillis = 100, capMillis = 5000))
 
 /**
- * Sends PutRecords batches with at most `maxInFlight` requests outstanding. A batch whose entries partly fail
- * is sent again with only the failed entries, after a jittered exponential pause, up to `maxRetries` times;
- * a whole-request failure is retried the same way when it is transient. Errors that retrying cannot fix
- * (missing stream, access denied, validation) fail at once.
+ * Sends one writer's records with PutRecords through the async client. All decisions are taken on the task's
+ * own thread (in [[offer]] and [[flush]]); the client's callbacks only hand responses back. Per call:
+ *  - at most `maxRecordsPerRequest` records and `maxRequestBytes` bytes, all for one stream;
+ *  - at most `maxInFlightRequests` calls, and at most the [[AimdLimiter]] window of records, in flight;
+ *  - only the records that failed are retried, each after its own jittered exponential pause, until its
+ *    `maxRetries` or `maxRetryDuration` is spent; error codes that retrying cannot fix fail the task at once.
+ * Records wait in [[PendingEntries]], whose kind sets the ordering guarantee. Waiting records are bounded:
+ * [[offer]] blocks while the buffer is full, so a task holds at most a few requests' worth of data.
  */
 final class PutRecordsSender(
     client: KinesisAsyncClient,
-    stream: StreamRef,
-    maxInFlight: Int,
-    maxRetries: Int,
-    counters: SinkCounters,
-    backoff: Backoff = Backoff(baseMillis = 100, capMillis = 5000)) extends AutoCloseable {
+    streams: SinkStreams,
+    settings: SenderSettings,
+    counters: SinkCounters) extends AutoCloseable {
+  import PutRecordsSender._
 
-  private val permits = new Semaphore(maxInFlight)
-  private val pool = Executors.newFixedThreadPool(maxInFlight, new ThreadFactory {
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, s"kinesis-sink-${stream.name}")
-      t.setDaemon(true)
-      t
+  private val limits = settings.limits
+  private val limiter = new AimdLimiter(limits.maxRecordsPerRequest, settings.maxInFlightRequests)
+  // perKey needs a deeper buffer to find distinct keys to send together.
+  private val bufferRecords = limits.maxRecordsPerRequest * (if (settings.perKeyOrdering) 8 else 2)
+  private val bufferBytes = 2 * limits.maxRequestBytes
+
+  private val lanes = mutable.ArrayBuffer.empty[PendingEntries]
+  private var nextLane = 0
+  private var waiting = 0
+  private var inFlightCalls = 0
+  private var inFlightRecords = 0
+  private val inFlight = mutable.HashSet.empty[CompletableFuture[PutRecordsResponse]]
+  private val errorCodes = mutable.TreeMap.empty[String, Int]
+  private var failure: Throwable = _
+
+  // Responses handed over by the client's threads.
+  private val lock = new ReentrantLock()
+  private val arrived = lock.newCondition()
+  private val completed = new java.util.ArrayDeque[Completion]()
+
+  /** Queues a record and sends what is ready; blocks while the buffer is full. Rethrows a failure. */
+  def offer(entry: PutEntry): Unit = {
+    throwIfFailed()
+    lane(entry.stream).add(entry)
+    waiting += 1
+    handleCompleted()
+    send(force = false)
+    while (failure == null && overBuffer) {
+      awaitProgress()
+      handleCompleted()
+      send(force = true)
     }
-  })
-  private val pending = mutable.Queue.empty[Future[_]]
-
-  /** Queues a batch; blocks while `maxInFlight` batches are outstanding. Fails if an earlier batch failed. */
-  def submit(batch: Seq[PutEntry]): Unit = {
-    reapFinished()
-    permits.acquire()
-    try pending.enqueue(pool.submit(new Runnable { def run(): Unit = try send(batch) finally permits.release() }))
-    catch { case e: Throwable => permits.release(); throw e }
+    throwIfFailed()
   }
 
-  /** Waits for every queued batch; rethrows the first failure. */
-  def awaitAll(): Unit = while (pending.nonEmpty) await(pending.dequeue())
+  /** Sends everything queued and waits until every record landed or the task must fail. */
+  def flush(): Unit = {
+    handleCompleted()
+    send(force = true)
+    while (failure == null && (waiting > 0 || inFlightCalls > 0)) {
+      awaitProgress()
+      handleCompleted()
+      send(force = true)
+    }
+    throwIfFailed()
+  }
 
-  override def close(): Unit = pool.shutdownNow()
+  /** Abandons the calls in flight (the task failed or was cancelled); the shared client stays open. */
+  override def close(): Unit = {
+    inFlight.foreach(_.cancel(true))
+    inFlight.clear()
+  }
 
-  private def reapFinished(): Unit = while (pending.nonEmpty && pending.head.isDone) await(pending.dequeue())
+  private def lane(stream: Int): PendingEntries = {
+    while (lanes.size <= stream) lanes += (if (settings.perKeyOrdering) new PerKeyEntries else new UnorderedEntries)
+    lanes(stream)
+  }
 
-  private def await(f: Future[_]): Unit =
-    try f.get()
-    catch { case e: ExecutionException => throw e.getCause }
+  private def overBuffer: Boolean =
+    waiting >= bufferRecords || lanes.iterator.map(_.waitingBytes).sum >= bufferBytes
 
-  private def send(batch: Seq[PutEntry]): Unit = {
-    var remaining = batch
-    var attempt = 0
-    val codes = mutable.ArrayBuffer.empty[String]
-    while (remaining.nonEmpty) {
-      val request = PutRecordsRequest.builder()
-        .records(remaining.map(e => PutRecordsRequestEntry.builder()
-          .partitionKey(e.partitionKey).data(SdkBytes.fromByteArrayUnsafe(e.data)).build()).asJava)
-      stream.arn.fold(request.streamName(stream.name))(request.streamARN)
-      counters.requests.incrementAndGet()
-      val failed: Seq[PutEntry] =
-        try {
-          val results = client.putRecords(request.build()).join().records().asScala
-          val failures = remaining.zip(results).filter { case (_, r) => r.errorCode() != null }
-          failures.foreach { case (_, r) =>
-            codes += r.errorCode()
-            if (r.errorCode() == "ProvisionedThroughputExceededException") counters.throttledEntries.incrementAndGet()
-          }
-          val ok = remaining.size - failures.size
-          counters.recordsWritten.addAndGet(ok)
-          counters.bytesWritten.addAndGet(remaining.map(_.bytes).sum - failures.map(_._1.bytes).sum)
-          failures.map(_._1)
-        } catch {
-          case e: CompletionException =>
-            val cause = Option(e.getCause).getOrElse(e)
-            Failure.of(cause) match {
-              case Failure.Throttled | Failure.Transient =>
-                codes += Failure.code(cause)
-                remaining
-              case Failure.NotFound => throw KinesisErrors.streamNotFound(stream.toString, cause)
-              case Failure.AccessDenied => throw KinesisErrors.accessDenied(stream.toString, "PutRecords", cause)
-              case _ => throw KinesisErrors.serviceError("PutRecords", stream.toString, cause)
-            }
-        }
-      if (failed.nonEmpty) {
-        if (attempt >= maxRetries)
-          throw KinesisErrors.retriesExhausted(s"PutRecords of ${failed.size} record(s) to stream '$stream'",
-            attempt + 1, codes, null)
-        counters.retriedEntries.addAndGet(failed.size)
-        Thread.sleep(backoff.delayMillis(attempt))
-        attempt += 1
+  private def throwIfFailed(): Unit = if (failure != null) throw failure
+
+  private def fail(t: Throwable): Unit = if (failure == null) failure = t
+
+  /**
+   * Starts calls while the limits allow. Without `force` only full calls leave (the task is still producing
+   * rows); with it, any ready record does (flushing, or the buffer is full).
+   */
+  private def send(force: Boolean): Unit = {
+    val now = System.nanoTime()
+    lanes.foreach(_.promoteDue(now))
+    var more = true
+    while (more && failure == null && inFlightCalls < settings.maxInFlightRequests) {
+      val size = limiter.nextCallSize(inFlightRecords)
+      more = size > 0 && pickLane(size, force).exists { i =>
+        val batch = lanes(i).take(size, limits.maxRequestBytes)
+        if (batch.nonEmpty) start(i, batch)
+        batch.nonEmpty
       }
-      remaining = failed
     }
   }
+
+  private def pickLane(size: Int, force: Boolean): Option[Int] = {
+    val n = lanes.size
+    (0 until n).iterator.map(k => (nextLane + k) % n).find { i =>
+      val l = lanes(i)
+      // A full call is ready, or (perKey, few keys) a full call's worth waits but cannot leave together.
+      l.readyCount > 0 && (force || l.readyCount >= size || l.readyBytes >= limits.maxRequestBytes ||
+        l.waitingCount >= limits.maxRecordsPerRequest)
+    }.map { i => nextLane = (i + 1) % math.max(n, 1); i }
+  }
+
+  private def start(stream: Int, batch: Seq[PutEntry]): Unit = {
+    val ref = streams(stream)
+    val request = PutRecordsRequest.builder().records(batch.map { e =>
+      val b = PutRecordsRequestEntry.builder().partitionKey(e.partitionKey).data(SdkBytes.fromByteArrayUnsafe(e.data))
+      if (e.explicitHashKey != null) b.explicitHashKey(e.explicitHashKey)
+      b.build()
+    }.asJava)
+    ref.arn.fold(request.streamName(ref.name))(request.streamARN)
+    waiting -= batch.size
+    inFlightCalls += 1
+    inFlightRecords += batch.size
+    counters.putRecordsCalls += 1
+    val future =
+      try client.putRecords(request.build())
+      catch { case e: RuntimeException => CompletableFuture.failedFuture[PutRecordsResponse](e) }
+    inFlight += future
+    future.whenComplete { (response: PutRecordsResponse, error: Throwable) =>
+      lock.lock()
+      try {
+        completed.add(Completion(stream, batch, future, response, error))
+        arrived.signalAll()
+      } finally lock.unlock()
+    }
+  }
+
+  /** Waits until a call completes or the next retry is due (at most a second, then the caller looks again). */
+  private def awaitProgress(): Unit = {
+    lock.lock()
+    try {
+      if (completed.isEmpty) {
+        val now = System.nanoTime()
+        val nextDue = lanes.iterator.flatMap(_.nextDueNanos).minOption
+        val waitNanos = math.min(MaxWaitNanos, nextDue.map(_ - now).getOrElse(MaxWaitNanos))
+        if (waitNanos > 0) arrived.await(waitNanos, TimeUnit.NANOSECONDS)
+      }
+    } finally lock.unlock()
+  }
+
+  private def handleCompleted(): Unit = {
+    val batch = mutable.ArrayBuffer.empty[Completion]
+    lock.lock()
+    try while (!completed.isEmpty) batch += completed.poll()
+    finally lock.unlock()
+    batch.foreach(handle)
+  }
+
+  private def handle(c: Completion): Unit = {
+    inFlight -= c.future
+    inFlightCalls -= 1
+    inFlightRecords -= c.batch.size
+    val ref = streams(c.stream)
+    val pending = lanes(c.stream)
+    if (c.error != null) {
+      val cause = c.error match {
+        case e: CompletionException if e.getCause != null => e.getCause
+        case e => e
+      }
+      val kind = if (CredentialCodes.contains(Failure.code(cause))) Failure.AccessDenied else Failure.of(cause)
+      kind match {
+        case f @ (Failure.Throttled | Failure.Transient) =>
+          val throttled = f == Failure.Throttled
+          if (throttled) limiter.onCall(throttled = true)
+          c.batch.foreach(e => retryLater(pending, e, Failure.code(cause), throttled))
+        case Failure.NotFound => fail(KinesisErrors.streamNotFound(ref.toString, cause))
+        case Failure.AccessDenied => fail(KinesisErrors.accessDenied(ref.toString, "PutRecords", cause))
+        case _ => fail(KinesisErrors.serviceError("PutRecords", ref.toString, cause))
+      }
+    } else {
+      val results = c.response.records().asScala
+      if (results.size != c.batch.size) {
+        fail(KinesisErrors.serviceError("PutRecords", ref.toString, new IllegalStateException(
+          s"the response has ${results.size} results for ${c.batch.size} records")))
+        return
+      }
+      var throttled = false
+      c.batch.iterator.zip(results.iterator).foreach { case (e, r) =>
+        r.errorCode() match {
+          case null =>
+            counters.recordsWritten += e.userRecords
+            counters.bytesWritten += e.bytes
+            pending.landed(e)
+          case code if RetryableCodes.contains(code) =>
+            val isThrottle = ThrottleCodes.contains(code)
+            throttled ||= isThrottle
+            retryLater(pending, e, code, isThrottle)
+          case code => fail(KinesisErrors.recordRejected(e.position, ref.toString, code, r.errorMessage()))
+        }
+      }
+      limiter.onCall(throttled)
+    }
+  }
+
+  private def retryLater(pending: PendingEntries, e: PutEntry, code: String, throttled: Boolean): Unit = {
+    errorCodes(code) = errorCodes.getOrElse(code, 0) + 1
+    if (throttled) counters.throttledRecords += 1
+    val now = System.nanoTime()
+    e.failures += 1
+    if (e.failures == 1) e.firstFailureNanos = now
+    val budget = settings.retry
+    if (e.failures > budget.maxRetries || now - e.firstFailureNanos >= budget.maxDuration.toNanos) {
+      fail(KinesisErrors.retriesExhausted(s"Sending the record at ${e.position} to stream '${streams(e.stream)}'",
+        e.failures, errorCodes.map { case (k, n) => s"$k ($n)" }, null))
+    } else {
+      counters.retriedRecords += 1
+      e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.backoff.delayMillis(e.failures - 1))
+      pending.retry(e)
+      waiting += 1
+    }
+  }
+
+  /** The AIMD window, for tests and logs. */
+  private[sink] def window: Int = limiter.window
 }
 
+object PutRecordsSender {
+  private val MaxWaitNanos = TimeUnit.SECONDS.toNanos(1)
+
+  /** Per-record error codes worth another try; any other code fails the task. */
+  val RetryableCodes: Set[String] = Set("ProvisionedThroughputExceededException", "InternalFailure",
+    "KMSThrottlingException", "ServiceUnavailable")
+  /** Whole-call error codes of rejected credentials or signatures (HTTP 400 or 403): never retried. */
+  val CredentialCodes: Set[String] = Set("UnrecognizedClientException", "InvalidSignatureException",
+    "ExpiredTokenException", "IncompleteSignature", "MissingAuthenticationToken", "InvalidClientTokenId",
+    "AccessDeniedException", "SignatureDoesNotMatch")
+  val ThrottleCodes: Set[String] = Set("ProvisionedThroughputExceededException", "KMSThrottlingException")
+
+  private final case class Completion(
+      stream: Int,
+      batch: Seq[PutEntry],
+      future: CompletableFuture[PutRecordsResponse],
+      response: PutRecordsResponse,
+      error: Throwable)
+}

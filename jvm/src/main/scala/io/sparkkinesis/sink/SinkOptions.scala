@@ -1,5 +1,7 @@
 package io.sparkkinesis.sink
 
+import java.time.Duration
+
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
@@ -7,29 +9,67 @@ import io.sparkkinesis.errors.KinesisErrors
 /** Service limits a writer keeps to, configurable for streams with larger record limits. */
 final case class PutLimits(maxRecordsPerRequest: Int, maxRequestBytes: Long, maxRecordBytes: Long)
 
+/** When a record may be sent again, and when the task gives up on it. */
+final case class RetryBudget(maxRetries: Int, maxDuration: Duration)
+
 /** The sink's options, validated and typed on the driver when the write is defined. */
 final case class SinkOptions(
-    stream: StreamRef,
+    stream: Option[StreamRef],
     connection: AwsConnection,
     limits: PutLimits,
-    maxRetries: Int,
-    maxInFlightRequests: Int)
+    retry: RetryBudget,
+    maxInFlightRequests: Int,
+    perKeyOrdering: Boolean,
+    partitionKeyColumn: Option[String],
+    dropOversizeRecords: Boolean,
+    aggregationMaxBytes: Option[Long],
+    clientFactory: SinkClientFactory = SinkClientFactory.Shared)
 
 object SinkOptions {
 
-  def parse(options: java.util.Map[String, String]): SinkOptions = {
+  /**
+   * Parses and checks the options. `hasStreamColumn` says whether the input has a `streamName` column, which
+   * makes the `streamName` option a fallback rather than a requirement.
+   */
+  def parse(options: java.util.Map[String, String], hasStreamColumn: Boolean): SinkOptions = {
     val opts = ParsedOptions(options, Scope.Sink)
-    val streams = StreamRef.parseList(opts.required(O.StreamName, "orders"))
-    if (streams.size != 1)
-      throw KinesisErrors.invalidOptionValue(O.StreamName.name, streams.mkString(","),
-        "exactly one stream name or ARN for the sink")
+    val stream = opts.get(O.StreamName) match {
+      case Some(text) =>
+        val streams = StreamRef.parseList(text)
+        if (streams.size != 1)
+          throw KinesisErrors.invalidOptionValue(O.StreamName.name, text, "exactly one stream name or ARN for the sink")
+        streams.headOption
+      case None if hasStreamColumn => None
+      case None => throw KinesisErrors.missingOption(O.StreamName.name, "orders")
+    }
     val limits = PutLimits(opts.getOrDefault(O.MaxRecordsPerRequest), opts.getOrDefault(O.MaxRequestSize),
       opts.getOrDefault(O.MaxRecordSize))
     if (limits.maxRecordBytes > limits.maxRequestBytes)
       throw KinesisErrors.conflictingOptions(
         s"Option 'maxRecordSize' (${limits.maxRecordBytes}) is larger than 'maxRequestSize' (${limits.maxRequestBytes}); " +
           "a record must fit in one request.")
-    SinkOptions(streams.head, AwsConnection.fromOptions(opts, streams), limits,
-      opts.getOrDefault(O.MaxRetries), opts.getOrDefault(O.MaxInFlightRequests))
+    val aggregation = opts.getOrDefault(O.Aggregation) match {
+      case "kpl" =>
+        val max = opts.getOrDefault(O.AggregationMaxSize)
+        if (max > limits.maxRecordBytes)
+          throw KinesisErrors.conflictingOptions(s"Option 'aggregationMaxSize' ($max) is larger than " +
+            s"'maxRecordSize' (${limits.maxRecordBytes}); an aggregated record is one Kinesis record.")
+        Some(max)
+      case _ =>
+        if (opts.contains(O.AggregationMaxSize))
+          throw KinesisErrors.conflictingOptions("Option 'aggregationMaxSize' applies only with 'aggregation' set " +
+            "to 'kpl'; remove it or set aggregation=kpl.")
+        None
+    }
+    SinkOptions(
+      stream = stream,
+      connection = AwsConnection.fromOptions(opts, stream.toSeq),
+      limits = limits,
+      retry = RetryBudget(opts.getOrDefault(O.MaxRetries), opts.getOrDefault(O.MaxRetryDuration)),
+      maxInFlightRequests = opts.getOrDefault(O.MaxInFlightRequests),
+      perKeyOrdering = opts.getOrDefault(O.OrderingMode) == "perkey",
+      partitionKeyColumn = opts.get(O.PartitionKeyColumn),
+      dropOversizeRecords = opts.getOrDefault(O.OversizeRecordAction) == "drop",
+      aggregationMaxBytes = aggregation)
   }
 }

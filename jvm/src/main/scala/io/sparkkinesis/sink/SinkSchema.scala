@@ -8,46 +8,102 @@ import org.apache.spark.sql.types._
 import io.sparkkinesis.errors.KinesisErrors
 
 /**
- * The input columns the sink accepts, checked when the write starts: `data` (binary or string, required) and
- * `partitionKey` (string, required). Positions are resolved once so each row is read without lookups.
+ * Where the sink finds each part of a record in an input row, checked once when the write starts. Optional
+ * columns are absent (-1). The partition key comes from the `partitionKey` column, else from the column
+ * named by the `partitionKeyColumn` option (string or integer), else it is random per record.
  */
-final case class SinkSchema(dataIndex: Int, dataIsString: Boolean, partitionKeyIndex: Int) {
+final case class SinkSchema(
+    dataIndex: Int,
+    dataIsString: Boolean,
+    partitionKeyIndex: Int,
+    partitionKeyType: DataType,
+    explicitHashKeyIndex: Int,
+    streamNameIndex: Int) {
+
+  def hasPartitionKey: Boolean = partitionKeyIndex >= 0
+  def hasStreamName: Boolean = streamNameIndex >= 0
 
   def data(row: InternalRow): Array[Byte] =
     if (row.isNullAt(dataIndex)) null
     else if (dataIsString) row.getUTF8String(dataIndex).getBytes
     else row.getBinary(dataIndex)
 
+  /** The row's partition key, or null when the column is null (only call when [[hasPartitionKey]]). */
   def partitionKey(row: InternalRow): String =
-    if (row.isNullAt(partitionKeyIndex)) null else row.getUTF8String(partitionKeyIndex).toString
+    if (row.isNullAt(partitionKeyIndex)) null
+    else partitionKeyType match {
+      case StringType => row.getUTF8String(partitionKeyIndex).toString
+      case LongType => row.getLong(partitionKeyIndex).toString
+      case IntegerType => row.getInt(partitionKeyIndex).toString
+      case ShortType => row.getShort(partitionKeyIndex).toString
+      case ByteType => row.getByte(partitionKeyIndex).toString
+      case other => throw new IllegalStateException(s"unchecked partition key type $other")
+    }
+
+  def explicitHashKey(row: InternalRow): String =
+    if (explicitHashKeyIndex < 0 || row.isNullAt(explicitHashKeyIndex)) null
+    else row.getUTF8String(explicitHashKeyIndex).toString
+
+  def streamName(row: InternalRow): String =
+    if (streamNameIndex < 0 || row.isNullAt(streamNameIndex)) null
+    else row.getUTF8String(streamNameIndex).toString
 }
 
 object SinkSchema {
-  val Expected = "data (binary or string, required), partitionKey (string, required)"
+  val Expected: String = "data (binary or string, required), partitionKey (string, optional), " +
+    "explicitHashKey (string, optional), streamName (string, optional)"
 
-  def of(schema: StructType): SinkSchema = {
+  private val Data = "data"
+  private val PartitionKey = "partitionKey"
+  private val ExplicitHashKey = "explicitHashKey"
+  private val StreamName = "streamName"
+  private val KeyTypes: Set[DataType] = Set(StringType, LongType, IntegerType, ShortType, ByteType)
+
+  /** Resolves the columns, failing with the expected schema when a column is unknown, missing or mistyped. */
+  def of(schema: StructType, partitionKeyColumn: Option[String]): SinkSchema = {
     val names = schema.fieldNames.toSeq
-    val extra = names.filterNot(n => n == "data" || n == "partitionKey")
+    val expected = partitionKeyColumn.fold(Expected)(c => s"$Expected, and '$c' (named by option " +
+      "'partitionKeyColumn': string or integer)")
+    def fail(problem: String, fix: String) = KinesisErrors.invalidSinkSchema(problem, s"$expected. $fix")
+
+    names.groupBy(identity).collectFirst { case (n, all) if all.size > 1 => n }.foreach { n =>
+      throw fail(s"Column '$n' appears more than once.", "Give each column a distinct name.")
+    }
+    val known = Set(Data, PartitionKey, ExplicitHashKey, StreamName) ++ partitionKeyColumn
+    val extra = names.filterNot(known.contains)
     if (extra.nonEmpty)
-      throw KinesisErrors.invalidSinkSchema(s"Unexpected column(s) ${extra.mkString(", ")}.", Expected +
-        ". Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"id AS partitionKey\").")
-    def index(name: String): Int = {
-      val i = names.indexOf(name)
-      if (i < 0) throw KinesisErrors.invalidSinkSchema(s"Column '$name' is missing.", Expected + ".")
+      throw fail(s"Unexpected column(s) ${extra.mkString(", ")}.",
+        "Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"CAST(id AS STRING) AS partitionKey\").")
+    if (partitionKeyColumn.isDefined && names.contains(PartitionKey) && !partitionKeyColumn.contains(PartitionKey))
+      throw KinesisErrors.conflictingOptions(s"The input has a 'partitionKey' column and option 'partitionKeyColumn' " +
+        s"names '${partitionKeyColumn.get}'; use one of them.")
+
+    def indexOf(name: String): Int = names.indexOf(name)
+    def typeOf(i: Int): DataType = schema(i).dataType
+    def requireString(name: String): Int = {
+      val i = indexOf(name)
+      if (i >= 0 && typeOf(i) != StringType)
+        throw fail(s"Column '$name' has type ${typeOf(i).simpleString}.", s"Cast it: CAST($name AS STRING) AS $name.")
       i
     }
-    val d = index("data")
-    val dataIsString = schema(d).dataType match {
+
+    val d = indexOf(Data)
+    if (d < 0) throw fail(s"Column '$Data' is missing.", "Add it, e.g. to_json(struct(*)) AS data.")
+    val dataIsString = typeOf(d) match {
       case BinaryType => false
       case StringType => true
-      case other => throw KinesisErrors.invalidSinkSchema(
-        s"Column 'data' has type ${other.simpleString}.", Expected + "; cast it, e.g. to_json(...) or CAST(... AS STRING).")
+      case other => throw fail(s"Column 'data' has type ${other.simpleString}.",
+        "Cast it, e.g. to_json(...) or CAST(... AS STRING).")
     }
-    val pk = index("partitionKey")
-    if (schema(pk).dataType != StringType)
-      throw KinesisErrors.invalidSinkSchema(s"Column 'partitionKey' has type ${schema(pk).dataType.simpleString}.",
-        Expected + "; cast it, e.g. CAST(id AS STRING) AS partitionKey.")
-    SinkSchema(d, dataIsString, pk)
+    val keyColumn = partitionKeyColumn.getOrElse(PartitionKey)
+    val pk = indexOf(keyColumn)
+    if (partitionKeyColumn.isDefined && pk < 0)
+      throw fail(s"Column '$keyColumn' named by option 'partitionKeyColumn' is missing.", "Fix the option or add the column.")
+    if (pk >= 0 && !KeyTypes.contains(typeOf(pk)))
+      throw fail(s"Column '$keyColumn' (the partition key) has type ${typeOf(pk).simpleString}.",
+        s"Cast it: CAST($keyColumn AS STRING).")
+    SinkSchema(d, dataIsString, pk, if (pk >= 0) typeOf(pk) else StringType,
+      requireString(ExplicitHashKey), requireString(StreamName))
   }
 
   /** Bytes a record counts against the limits: partition key (UTF-8) plus data. */

@@ -1,6 +1,8 @@
 package io.sparkkinesis.source
 
+import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.read.{Batch, Scan, ScanBuilder}
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.types.StructType
 
 import io.sparkkinesis.config.KinesisOptions
@@ -24,4 +26,9 @@ final class KinesisScan(options: SourceOptions) extends Scan {
         "trim_horizon, earliest or at_timestamp for a batch read (a batch read from 'latest' would be empty)")
     new KinesisBatch(options, start, System.currentTimeMillis())
   }
+
+  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
+    new KinesisMicroBatchStream(options, checkpointLocation)
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = Array.empty
 }

@@ -4,8 +4,13 @@ import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 
-/** How executors fetch: the per-shard read budget. */
-final case class FetchConfig(maxRecordsPerCall: Int, minPeriodMillis: Long)
+/** How executors fetch: the per-shard read budget and the executor's buffer bound. */
+final case class FetchConfig(
+    maxRecordsPerCall: Int,
+    minPeriodMillis: Long,
+    idlePeriodMillis: Long = 1000L,
+    maxBytesPerSecond: Long = 2L * 1024 * 1024,
+    bufferBytes: Long = 256L * 1024 * 1024)
 
 /** The source's options, validated and typed, built on the driver when the query is defined. */
 final case class SourceOptions(
@@ -13,7 +18,11 @@ final case class SourceOptions(
     connection: AwsConnection,
     initialPosition: Option[StartPosition],
     fetch: FetchConfig,
-    shardsPerTask: Int)
+    shardsPerTask: Int,
+    maxRecordsPerTrigger: Option[Long] = None,
+    maxBytesPerTrigger: Option[Long] = None,
+    failOnDataLoss: Boolean = true,
+    shardDiscoveryMillis: Long = 10000L)
 
 object SourceOptions {
 
@@ -32,7 +41,13 @@ object SourceOptions {
       streams,
       AwsConnection.fromOptions(opts, streams),
       position,
-      FetchConfig(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis),
-      opts.getOrDefault(O.ShardsPerTask))
+      FetchConfig(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
+        opts.getOrDefault(O.IdleFetchPeriod).toMillis, opts.getOrDefault(O.MaxFetchRate),
+        opts.getOrDefault(O.FetchBufferSize)),
+      opts.getOrDefault(O.ShardsPerTask),
+      opts.get(O.MaxRecordsPerTrigger),
+      opts.get(O.MaxBytesPerTrigger),
+      opts.getOrDefault(O.FailOnDataLoss),
+      opts.getOrDefault(O.ShardDiscoveryInterval).toMillis)
   }
 }

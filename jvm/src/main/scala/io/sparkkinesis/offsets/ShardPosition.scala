@@ -1,0 +1,51 @@
+package io.sparkkinesis.offsets
+
+import io.sparkkinesis.source.StartPosition
+
+/** A user record's place in a shard: its Kinesis sequence number and, inside a KPL aggregate, its index. */
+final case class RecordPosition(sequenceNumber: String, subSequence: Long, lastInAggregate: Boolean) {
+  lazy val sequence: BigInt = BigInt(sequenceNumber)
+
+  /** Whether this record comes strictly after `other` in the shard. */
+  def isAfter(other: RecordPosition): Boolean = {
+    val c = sequence.compare(other.sequence)
+    c > 0 || (c == 0 && subSequence > other.subSequence)
+  }
+}
+
+/**
+ * How far a query has read one shard. Offsets hold one per shard; a micro-batch reads, for each shard, the
+ * user records after its start position up to and including its end position.
+ */
+sealed trait ShardPosition extends Serializable
+object ShardPosition {
+
+  /** Nothing read yet; reading begins at `start` (trim horizon, a timestamp or a sequence number). */
+  final case class NotStarted(start: StartPosition) extends ShardPosition
+
+  /** Every user record up to and including `last` has been read. */
+  final case class After(last: RecordPosition) extends ShardPosition
+
+  /** The shard is closed and every record in it has been read. */
+  case object Ended extends ShardPosition
+
+  /** Whether `record` lies after `position` (so a batch starting at `position` includes it). */
+  def includes(position: ShardPosition, record: RecordPosition): Boolean = position match {
+    case After(last) => record.isAfter(last)
+    case NotStarted(StartPosition.AtSequence(seq)) => BigInt(record.sequenceNumber) >= BigInt(seq)
+    case NotStarted(StartPosition.AfterSequence(seq)) => BigInt(record.sequenceNumber) > BigInt(seq)
+    case NotStarted(_) => true
+    case Ended => false
+  }
+
+  /**
+   * Where to point a new shard iterator to read what comes after `position`, and which user records of the first
+   * Kinesis record to skip (those of an aggregate already read).
+   */
+  def resumeFrom(position: ShardPosition): (StartPosition, Option[RecordPosition]) = position match {
+    case NotStarted(start) => (start, None)
+    case After(last) if last.lastInAggregate => (StartPosition.AfterSequence(last.sequenceNumber), None)
+    case After(last) => (StartPosition.AtSequence(last.sequenceNumber), Some(last))
+    case Ended => throw new IllegalStateException("an ended shard has nothing more to read")
+  }
+}

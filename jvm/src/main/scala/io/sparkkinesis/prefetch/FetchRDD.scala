@@ -1,0 +1,21 @@
+package io.sparkkinesis.prefetch
+
+import org.apache.spark.{Partition, SparkContext, TaskContext}
+import org.apache.spark.rdd.RDD
+
+private[prefetch] final case class FetchPartition(index: Int, spec: FetchTaskSpec) extends Partition
+
+/**
+ * The job a prefetch round runs: one task per group of shards, placed on the executor that holds their buffers.
+ * It returns reports only; the records stay in the executors' buffers for the batch tasks.
+ */
+final class FetchRDD(sc: SparkContext, specs: Seq[FetchTaskSpec]) extends RDD[ShardReport](sc, Nil) {
+  override protected def getPartitions: Array[Partition] =
+    specs.zipWithIndex.map { case (s, i) => FetchPartition(i, s): Partition }.toArray
+
+  override protected def getPreferredLocations(split: Partition): Seq[String] =
+    split.asInstanceOf[FetchPartition].spec.location.toSeq
+
+  override def compute(split: Partition, context: TaskContext): Iterator[ShardReport] =
+    Prefetcher.run(split.asInstanceOf[FetchPartition].spec).iterator
+}

@@ -1,0 +1,37 @@
+package io.sparkkinesis.prefetch
+
+import io.sparkkinesis.SparkShim
+
+/**
+ * Executor side of a prefetch round. For each shard of the task: align its buffer with where the query stands,
+ * read more when the buffer is short of the budget and the shard is due (a full page means more is waiting, so
+ * it keeps reading for up to `maxFetchTaskMillis`), then cut the next batch's end within the budget.
+ */
+object Prefetcher {
+  private val MaxFetchTaskMillis = 1000L
+
+  def run(spec: FetchTaskSpec): Seq[ShardReport] = {
+    val location = SparkShim.executorLocation()
+    val started = System.currentTimeMillis()
+    spec.shards.map { req =>
+      val buffer = PrefetchBuffers.getOrCreate(spec.sourceId, req.key, req.stream, spec.connection, spec.fetch)
+      buffer.synchronized {
+        buffer.align(req.from)
+        var more = true
+        while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
+          PrefetchBuffers.totalBytes < spec.fetch.bufferBytes) {
+          val now = System.currentTimeMillis()
+          if (buffer.isDue(now)) more = buffer.fill(now)
+          else more = false
+          if (more && System.currentTimeMillis() - started > MaxFetchTaskMillis) more = false
+          if (more) {
+            // Wait for the shard's next allowed call (minFetchPeriod) before reading on.
+            val wait = buffer.nextDueMillis - System.currentTimeMillis()
+            if (wait > 0) Thread.sleep(wait)
+          }
+        }
+        buffer.cut(req.maxRecords, req.maxBytes, spec.cutoffMillis, location)
+      }
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package io.sparkkinesis.prefetch
+
+import scala.collection.mutable
+
+import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
+import io.sparkkinesis.reader.ShardFetcher
+import io.sparkkinesis.source.FetchConfig
+import software.amazon.awssdk.services.kinesis.KinesisClient
+
+/**
+ * Executor-side read-ahead for one shard of one running query: the user records after `base`, in order, and the
+ * fetcher (with its live shard iterator) that continues after the last of them. Prefetch tasks fill it and cut
+ * batch ends from it; batch tasks copy their ranges out of it. All access is synchronized on the buffer.
+ */
+final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient, fetch: FetchConfig) {
+  private var base: ShardPosition = _
+  private val records = mutable.ArrayDeque.empty[BufferedRecord]
+  private var fetcher: ShardFetcher = _
+  private var fetcherBase: ShardPosition = _
+  private var bytesHeld = 0L
+  private var nextDue = 0L
+  private var behind: Option[Long] = None
+  private var caughtUp = false
+  @volatile var lastUsed: Long = System.currentTimeMillis()
+
+  def bytes: Long = synchronized(bytesHeld)
+  def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
+  def throttled: Long = synchronized(if (fetcher == null) 0L else fetcher.throttled)
+
+  private def lastPosition: ShardPosition = records.lastOption.map(r => ShardPosition.After(r.position)).getOrElse(base)
+
+  /** Drops what `from` says is already read; starts over from `from` when the buffer does not reach it. */
+  def align(from: ShardPosition): Unit = synchronized {
+    lastUsed = System.currentTimeMillis()
+    if (base != null && from == base) return
+    from match {
+      case ShardPosition.After(p) if base != null && records.exists(_.position == p) =>
+        while (records.head.position != p) dropHead()
+        dropHead()
+        base = from
+      case _ if base != null && from == lastPosition =>
+        records.clear(); bytesHeld = 0; base = from
+      case _ =>
+        records.clear(); bytesHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
+    }
+  }
+
+  private def dropHead(): Unit = bytesHeld -= records.removeHead().size
+
+  def isDue(now: Long): Boolean = synchronized(now >= nextDue)
+  def nextDueMillis: Long = synchronized(nextDue)
+  def hasEnded: Boolean = synchronized(fetcher != null && fetcher.shardEnded)
+  def buffered: Int = synchronized(records.size)
+
+  /**
+   * One GetRecords call after the last buffered record. Returns whether the page was full (more is waiting).
+   * Pacing: the next call is due `minFetchPeriod` later, `idleFetchPeriod` after an empty answer at the tip,
+   * and later still if `maxFetchRate` bytes per second would otherwise be passed.
+   */
+  def fill(now: Long): Boolean = synchronized {
+    if (fetcher == null) {
+      fetcherBase = lastPosition
+      val (start, _) = ShardPosition.resumeFrom(fetcherBase)
+      fetcher = new ShardFetcher(client, stream, key.shardId, start, fetch.maxRecordsPerCall, fetch.minPeriodMillis)
+    }
+    if (fetcher.shardEnded) return false
+    val skipFrom = lastPosition
+    val page = fetcher.fetch()
+    var pageBytes = 0L
+    page.records.foreach { r =>
+      BufferedRecord.fromKinesis(r).foreach { u =>
+        if (ShardPosition.includes(skipFrom, u.position) && ShardPosition.includes(fetcherBase, u.position)) {
+          records += u
+          bytesHeld += u.size
+          pageBytes += u.size
+        }
+      }
+    }
+    behind = Some(page.millisBehindLatest)
+    val full = page.records.size >= fetch.maxRecordsPerCall
+    caughtUp = page.millisBehindLatest == 0 && !full
+    val rateWait = if (fetch.maxBytesPerSecond > 0) pageBytes * 1000 / fetch.maxBytesPerSecond else 0L
+    val pause = if (page.records.isEmpty && page.millisBehindLatest == 0) fetch.idlePeriodMillis else fetch.minPeriodMillis
+    nextDue = now + math.max(pause, rateWait)
+    full && !page.shardEnded
+  }
+
+  /** The end of the next batch: as many records after the aligned base as the budget allows. */
+  def cut(maxRecords: Long, maxBytes: Long, cutoffMillis: Option[Long], location: String): ShardReport = synchronized {
+    var n = 0L
+    var size = 0L
+    var end: ShardPosition = base
+    var pastCutoff = false
+    val it = records.iterator
+    var stop = false
+    while (!stop && it.hasNext) {
+      val r = it.next()
+      if (cutoffMillis.exists(r.arrivalMillis > _)) { pastCutoff = true; stop = true }
+      else if (n >= maxRecords || (n > 0 && size + r.size > maxBytes)) stop = true
+      else { n += 1; size += r.size; end = ShardPosition.After(r.position) }
+    }
+    if (n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
+    ShardReport(key, end, n, size, records.size - n, bytesHeld - size, behind, caughtUp && n == records.size,
+      pastCutoff, nextDue, calls, throttled, location)
+  }
+
+  /** A copy of the records in (from, to], if the buffer holds all of them. */
+  def slice(from: ShardPosition, to: RecordPosition): Option[IndexedSeq[BufferedRecord]] = synchronized {
+    lastUsed = System.currentTimeMillis()
+    if (base == null) return None
+    val startsInside = from == base || (from match {
+      case ShardPosition.After(p) => records.exists(_.position == p)
+      case _ => false
+    })
+    if (!startsInside || !records.exists(_.position == to)) return None
+    Some(records.iterator.filter(r => ShardPosition.includes(from, r.position) && !r.position.isAfter(to)).toIndexedSeq)
+  }
+}

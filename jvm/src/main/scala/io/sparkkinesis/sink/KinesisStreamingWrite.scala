@@ -1,0 +1,15 @@
+package io.sparkkinesis.sink
+
+import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+
+/**
+ * A streaming query's sink. An epoch's records are all acknowledged when its tasks commit; an epoch re-run
+ * after a failure or restart writes its records again (at-least-once, docs/sink.md).
+ */
+final class KinesisStreamingWrite(options: SinkOptions, schema: SinkSchema) extends StreamingWrite {
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
+    new KinesisDataWriterFactory(options, schema)
+  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+}

@@ -1,0 +1,19 @@
+package io.sparkkinesis.sink
+
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+
+/**
+ * Builds the write once the input schema is known: options and columns are checked here, so a bad write
+ * fails when the query starts, before any task runs.
+ */
+final class KinesisWriteBuilder(info: LogicalWriteInfo) extends WriteBuilder with SupportsTruncate {
+
+  /** Kinesis cannot be truncated: every save mode appends (see docs/sink.md). */
+  override def truncate(): WriteBuilder = this
+
+  override def build(): Write = {
+    val keyColumn = Option(info.options().get("partitionKeyColumn")).map(_.trim).filter(_.nonEmpty)
+    val schema = SinkSchema.of(info.schema(), keyColumn)
+    new KinesisWrite(SinkOptions.parse(info.options(), schema.hasStreamName), schema)
+  }
+}

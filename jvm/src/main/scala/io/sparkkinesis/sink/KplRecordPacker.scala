@@ -1,0 +1,58 @@
+package io.sparkkinesis.sink
+
+import scala.collection.mutable
+
+import io.sparkkinesis.kpl.{Aggregate, KplAggregator, UserRecord}
+import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
+
+/**
+ * `aggregation=kpl`: packs a writer's records into KPL aggregates, one aggregate in progress per target shard,
+ * so that every user record of an aggregate belongs to the shard the aggregate lands on (consumers such as
+ * the KCL drop sub-records outside the shard's hash range). Shards are found from the stream's open shards,
+ * listed once per writer and stream. An aggregate leaves when the next record would push it over
+ * `maxAggregateBytes`, when the held aggregates together pass `maxHeldBytes` (the largest leaves), and at
+ * the end of the task.
+ */
+private[sink] final class KplRecordPacker(
+    client: KinesisAsyncClient,
+    streams: SinkStreams,
+    maxAggregateBytes: Long,
+    maxHeldBytes: Long) {
+
+  private val shardMaps = mutable.HashMap.empty[Int, ShardMap]
+  // Per (stream, shard): the aggregator and the position of the aggregate's first row.
+  private val open = mutable.LinkedHashMap.empty[(Int, String), (KplAggregator, Array[String])]
+
+  /** Adds one row's record; returns the aggregates it completed. */
+  def add(stream: Int, partitionKey: String, explicitHashKey: String, data: Array[Byte], position: String): Seq[PutEntry] = {
+    val map = shardMaps.getOrElseUpdate(stream, ShardMap.load(client, streams(stream)))
+    val shard = map.shardOf(ShardMap.hashKey(partitionKey, explicitHashKey))
+    val (aggregator, first) = open.getOrElseUpdate((stream, shard),
+      (new KplAggregator(maxAggregateBytes), Array[String](null)))
+    val done = aggregator.add(UserRecord(partitionKey, Option(explicitHashKey), data))
+    val out = done.map(entry(stream, shard, _, first(0))).toSeq
+    if (aggregator.pendingRecords == 1 || done.isDefined) first(0) = position
+    out ++ (if (heldBytes > maxHeldBytes) flushLargest() else Nil)
+  }
+
+  /** Every aggregate in progress. */
+  def flush(): Seq[PutEntry] = {
+    val out = open.iterator.flatMap { case ((stream, shard), (aggregator, first)) =>
+      aggregator.flush().map(entry(stream, shard, _, first(0)))
+    }.toVector
+    open.clear()
+    out
+  }
+
+  private def heldBytes: Long = open.valuesIterator.map(_._1.pendingBytes).sum
+
+  private def flushLargest(): Seq[PutEntry] = {
+    val ((stream, shard), (aggregator, first)) = open.maxBy(_._2._1.pendingBytes)
+    open -= ((stream, shard))
+    aggregator.flush().map(entry(stream, shard, _, first(0))).toSeq
+  }
+
+  private def entry(stream: Int, shard: String, a: Aggregate, position: String): PutEntry =
+    new PutEntry(stream, a.partitionKey, a.explicitHashKey.orNull, a.bytes, a.sizeBytes, s"shard:$shard",
+      a.count, s"the aggregate of ${a.count} record(s) starting at $position")
+}

@@ -1,0 +1,29 @@
+package io.sparkkinesis.source
+
+import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
+import io.sparkkinesis.prefetch.ShardReport
+
+/** The source's metrics in StreamingQueryProgress.sources[].metrics, from the latest prefetch reports. */
+final class SourceMetrics {
+  private var latest = Map.empty[ShardKey, ShardReport]
+
+  def record(reports: Seq[ShardReport]): Unit = synchronized {
+    reports.foreach(r => latest = latest.updated(r.key, r))
+  }
+
+  def snapshot(consumed: Option[KinesisSourceOffset]): Map[String, String] = synchronized {
+    val open = consumed.map(_.shards.count(_._2 != ShardPosition.Ended)).getOrElse(latest.size)
+    val closed = consumed.map(_.shards.count(_._2 == ShardPosition.Ended)).getOrElse(0)
+    val behind = latest.values.flatMap(_.millisBehindLatest).toSeq
+    Map(
+      "avgMsBehindLatest" -> (if (behind.isEmpty) "0" else (behind.sum.toDouble / behind.size).toString),
+      "maxMsBehindLatest" -> behind.maxOption.getOrElse(0L).toString,
+      "minMsBehindLatest" -> behind.minOption.getOrElse(0L).toString,
+      "bufferedRecords" -> latest.values.map(_.bufferedRecords).sum.toString,
+      "bufferedBytes" -> latest.values.map(_.bufferedBytes).sum.toString,
+      "openShards" -> open.toString,
+      "closedShards" -> closed.toString,
+      "getRecordsCalls" -> latest.values.map(_.getRecordsCalls).sum.toString,
+      "throttledCalls" -> latest.values.map(_.throttled).sum.toString)
+  }
+}

@@ -1,0 +1,107 @@
+package io.sparkkinesis.sink
+
+import java.nio.charset.StandardCharsets
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, ConcurrentLinkedQueue}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
+import software.amazon.awssdk.services.kinesis.model._
+
+/** One PutRecords call as the fake saw it. */
+final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int)
+
+/**
+ * A Kinesis client for sink tests: PutRecords goes through a fault layer, everything else to `delegate`
+ * (a real client of a local server), or is answered in memory when there is none.
+ *
+ * Faults, decided per call with a seeded random generator so that runs repeat:
+ *  - `entryFailureRate`: each entry fails with `entryFailureCode` (ProvisionedThroughputExceeded by default)
+ *    at that rate; failed entries are NOT forwarded, so the server holds exactly the entries reported as
+ *    written, as with a real partial failure;
+ *  - `failEntry`: a test-chosen predicate on the entry, for deterministic faults;
+ *  - `callFailure`: a whole-call error for the n-th call (0-based), e.g. a throttled or denied call.
+ * Every call is recorded (entries, bytes counting partition keys, injected failures), and so is each
+ * entry's data, how often it was sent and how often it was failed.
+ */
+final class FaultInjectingClient(
+    delegate: Option[KinesisAsyncClient],
+    seed: Long = 42L,
+    @volatile var entryFailureRate: Double = 0.0,
+    entryFailureCode: String = "ProvisionedThroughputExceededException",
+    @volatile var failEntry: PutRecordsRequestEntry => Boolean = _ => false,
+    @volatile var callFailure: Int => Option[Throwable] = _ => None) extends KinesisAsyncClient {
+
+  private val random = new Random(seed)
+  private val callCount = new AtomicInteger
+  private val inFlight = new AtomicInteger
+  private val maxInFlightSeen = new AtomicInteger
+  private val sequence = new AtomicLong
+  val calls = new ConcurrentLinkedQueue[RecordedCall]()
+  /** Sends and injected failures per data payload (as a UTF-8 string). */
+  val sent = new ConcurrentHashMap[String, AtomicInteger]()
+  val failed = new ConcurrentHashMap[String, AtomicInteger]()
+
+  def recordedCalls: Seq[RecordedCall] = calls.asScala.toSeq
+  def maxConcurrentCalls: Int = maxInFlightSeen.get()
+  def injectedFailures: Int = recordedCalls.map(_.injectedFailures).sum
+
+  override def serviceName(): String = "kinesis"
+  override def close(): Unit = ()
+
+  override def listShards(request: ListShardsRequest): CompletableFuture[ListShardsResponse] =
+    delegate.map(_.listShards(request)).getOrElse(CompletableFuture.completedFuture(ListShardsResponse.builder()
+      .shards(Shard.builder().shardId("shardId-000000000000")
+        .hashKeyRange(HashKeyRange.builder().startingHashKey("0").endingHashKey((BigInt(2).pow(128) - 1).toString).build())
+        .sequenceNumberRange(SequenceNumberRange.builder().startingSequenceNumber("0").build()).build()).build()))
+
+  override def putRecords(request: PutRecordsRequest): CompletableFuture[PutRecordsResponse] = {
+    val n = callCount.getAndIncrement()
+    val entries = request.records().asScala.toIndexedSeq
+    val bytes = entries.map(e => e.partitionKey().getBytes(StandardCharsets.UTF_8).length.toLong + e.data().asByteArrayUnsafe().length).sum
+    entries.foreach(e => count(sent, e))
+    callFailure(n) match {
+      case Some(error) =>
+        calls.add(RecordedCall(entries.size, bytes, entries.size))
+        CompletableFuture.failedFuture(error)
+      case None =>
+        val failing = random.synchronized(entries.map(e => failEntry(e) || random.nextDouble() < entryFailureRate))
+        entries.zip(failing).foreach { case (e, f) => if (f) count(failed, e) }
+        calls.add(RecordedCall(entries.size, bytes, failing.count(identity)))
+        val forwarded = entries.zip(failing).collect { case (e, false) => e }
+        val concurrent = inFlight.incrementAndGet()
+        maxInFlightSeen.accumulateAndGet(concurrent, math.max)
+        val upstream =
+          if (forwarded.isEmpty) CompletableFuture.completedFuture(Seq.empty[PutRecordsResultEntry])
+          else forward(request, forwarded)
+        upstream.whenComplete((_, _) => inFlight.decrementAndGet()).thenApply { results =>
+          val it = results.iterator
+          val merged = failing.map { f =>
+            if (f) PutRecordsResultEntry.builder().errorCode(entryFailureCode).errorMessage("injected by the test").build()
+            else it.next()
+          }
+          PutRecordsResponse.builder().records(merged.asJava).failedRecordCount(merged.count(_.errorCode() != null)).build()
+        }
+    }
+  }
+
+  private def forward(request: PutRecordsRequest, entries: Seq[PutRecordsRequestEntry])
+      : CompletableFuture[Seq[PutRecordsResultEntry]] = delegate match {
+    case Some(client) =>
+      client.putRecords(request.toBuilder.records(entries.asJava).build()).thenApply(_.records().asScala.toSeq)
+    case None =>
+      CompletableFuture.completedFuture(entries.map(_ => PutRecordsResultEntry.builder()
+        .shardId("shardId-000000000000").sequenceNumber(sequence.incrementAndGet().toString).build()))
+  }
+
+  private def count(m: ConcurrentHashMap[String, AtomicInteger], e: PutRecordsRequestEntry): Unit =
+    m.computeIfAbsent(new String(e.data().asByteArrayUnsafe(), StandardCharsets.UTF_8), _ => new AtomicInteger)
+      .incrementAndGet()
+}
+
+/** Hands writers a given client (tests run executors in the same JVM, and never serialize this). */
+final case class FixedClientFactory(fixed: KinesisAsyncClient) extends SinkClientFactory {
+  override def client(connection: io.sparkkinesis.aws.AwsConnection, maxConcurrency: Int): KinesisAsyncClient = fixed
+}

@@ -1,0 +1,83 @@
+package io.sparkkinesis.sink
+
+import org.apache.spark.sql.SparkSession
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.errors.KinesisOptionException
+import io.sparkkinesis.sink.SinkTestStreams._
+import io.sparkkinesis.testing.LocalKinesisServers
+
+/** `df.write.format("kinesis")` end to end on kinesalite: column routing, keys, metrics, early errors. */
+class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers {
+
+  private lazy val spark = SparkSession.builder()
+    .master("local[2]")
+    .appName("KinesisSinkSparkSuite")
+    .config("spark.ui.enabled", "false")
+    .config("spark.driver.host", "127.0.0.1")
+    .config("spark.driver.bindAddress", "127.0.0.1")
+    .config("spark.sql.shuffle.partitions", "2")
+    .getOrCreate()
+
+  override def afterAll(): Unit = try spark.stop() finally super.afterAll()
+
+  private def server = kinesalite
+
+  private def connectionOptions: Map[String, String] = Map("endpointUrl" -> server.endpoint,
+    "region" -> "us-east-1", "awsAccessKeyId" -> "local-test-key", "awsSecretKey" -> "local-test-secret",
+    "cborEnabled" -> server.cborEnabled.toString)
+
+  private def freshStream(shards: Int): String = {
+    val name = s"spark-sink-${System.nanoTime()}"
+    createStream(server, name, shards)
+    name
+  }
+
+  test("rows are routed by a streamName column, without the streamName option") {
+    val (a, b) = (freshStream(1), freshStream(2))
+    spark.range(300).selectExpr("CAST(id AS STRING) AS data", "CAST(id % 7 AS STRING) AS partitionKey",
+      s"IF(id % 3 = 0, '$a', '$b') AS streamName")
+      .write.format("kinesis").options(connectionOptions).mode("append").save()
+    assert(readAll(server, a).map(_.text.toInt).sorted == (0 until 300 by 3))
+    assert(readAll(server, b).map(_.text.toInt).sorted == (0 until 300).filter(_ % 3 != 0))
+  }
+
+  test("partitionKeyColumn takes the key from an integer column; without a key, keys are random") {
+    val stream = freshStream(4)
+    spark.range(200).selectExpr("CAST(id AS STRING) AS data", "id AS userId")
+      .write.format("kinesis").options(connectionOptions ++ Map("streamName" -> stream, "partitionKeyColumn" -> "userId"))
+      .mode("append").save()
+    assert(readAll(server, stream).forall(r => r.partitionKey == r.text))
+
+    val random = freshStream(4)
+    spark.range(400).selectExpr("CAST(id AS STRING) AS data")
+      .write.format("kinesis").options(connectionOptions + ("streamName" -> random)).mode("append").save()
+    val read = readAll(server, random)
+    assert(read.size == 400 && read.map(_.partitionKey).distinct.size == 400)
+    assert(read.map(_.shardId).distinct.size == 4, "random keys should spread over every shard")
+  }
+
+  test("the sink's custom metrics reach the SQL execution") {
+    val stream = freshStream(1)
+    spark.range(1000).repartition(2).selectExpr("CAST(id AS STRING) AS data", "'k' AS partitionKey")
+      .write.format("kinesis").options(connectionOptions + ("streamName" -> stream)).mode("append").save()
+    val store = spark.sharedState.statusStore
+    val execution = store.executionsList().maxBy(_.executionId)
+    val values = store.executionMetrics(execution.executionId)
+    val byName = execution.metrics.map(m => m.name -> values.get(m.accumulatorId)).toMap
+    assert(byName("Kinesis records written").contains("1000"), byName)
+    assert(byName("Kinesis bytes written").contains((0 until 1000).map(_.toString.length + 1).sum.toString))
+    assert(byName("Kinesis PutRecords calls").exists(_.toInt >= 2))
+    Seq("Kinesis records retried", "Kinesis records throttled", "Kinesis records dropped as oversize")
+      .foreach(n => assert(byName(n).contains("0"), n))
+  }
+
+  test("a bad input schema fails when the write starts, listing the expected columns") {
+    val e = intercept[KinesisOptionException] {
+      spark.range(3).selectExpr("CAST(id AS STRING) AS data", "id AS partitionKey")
+        .write.format("kinesis").options(connectionOptions + ("streamName" -> "never-created")).mode("append").save()
+    }
+    assert(e.getMessage.contains("Column 'partitionKey' (the partition key) has type bigint"))
+    assert(e.getMessage.contains(SinkSchema.Expected))
+  }
+}
