@@ -10,6 +10,18 @@ import scala.util.Try
 sealed trait CredentialsConfig extends Serializable
 object CredentialsConfig {
   case object DefaultChain extends CredentialsConfig
+  final case class Profile(name: String) extends CredentialsConfig
+  /** STS AssumeRole, signed with `base`; the external id is secret. */
+  final case class AssumeRole(
+      base: CredentialsConfig,
+      roleArn: String,
+      externalId: Option[String],
+      sessionName: String,
+      stsEndpointUrl: Option[String]) extends CredentialsConfig {
+    override def toString: String =
+      s"AssumeRole(base=$base, roleArn=$roleArn, externalId=${externalId.map(_ => "<redacted>").getOrElse("(none)")}, " +
+        s"sessionName=$sessionName, stsEndpoint=${stsEndpointUrl.getOrElse("(default)")})"
+  }
   final case class StaticKeys(accessKeyId: String, secretKey: String, sessionToken: Option[String])
     extends CredentialsConfig {
     override def toString: String = "StaticKeys(<redacted>)"
@@ -30,16 +42,33 @@ object AwsConnection {
 
   def fromOptions(opts: ParsedOptions, streams: Seq[StreamRef]): AwsConnection = {
     val endpoint = opts.get(KinesisOptions.EndpointUrl)
-    endpoint.foreach { url =>
-      if (Try(java.net.URI.create(url)).toOption.forall(u => u.getScheme == null || u.getHost == null))
-        throw KinesisErrors.invalidOptionValue(KinesisOptions.EndpointUrl.name, url,
-          "an absolute URL such as https://kinesis.eu-west-1.amazonaws.com or http://127.0.0.1:4566")
-    }
+    endpoint.foreach(validateUrl(KinesisOptions.EndpointUrl.name, _))
     AwsConnection(resolveRegion(opts, streams, endpoint.isDefined), endpoint, credentials(opts),
       opts.getOrDefault(KinesisOptions.CborEnabled))
   }
 
   private def credentials(opts: ParsedOptions): CredentialsConfig = {
+    val base = baseCredentials(opts)
+    opts.get(KinesisOptions.RoleArn) match {
+      case Some(arn) =>
+        if (!arn.startsWith("arn:"))
+          throw KinesisErrors.invalidOptionValue(KinesisOptions.RoleArn.name, arn,
+            "an IAM role ARN such as arn:aws:iam::123456789012:role/kinesis-reader")
+        opts.get(KinesisOptions.StsEndpointUrl).foreach(validateUrl(KinesisOptions.StsEndpointUrl.name, _))
+        CredentialsConfig.AssumeRole(base, arn, opts.get(KinesisOptions.RoleExternalId),
+          opts.getOrDefault(KinesisOptions.RoleSessionName), opts.get(KinesisOptions.StsEndpointUrl))
+      case None =>
+        Seq(KinesisOptions.RoleExternalId, KinesisOptions.StsEndpointUrl).find(opts.contains).foreach { o =>
+          throw KinesisErrors.conflictingOptions(s"Option '${o.name}' is only used with 'roleArn'; set 'roleArn' or remove it.")
+        }
+        base
+    }
+  }
+
+  private def baseCredentials(opts: ParsedOptions): CredentialsConfig = {
+    val profile = opts.get(KinesisOptions.AwsProfile)
+    if (profile.isDefined && opts.contains(KinesisOptions.AwsAccessKeyId))
+      throw KinesisErrors.conflictingOptions("Options 'awsProfile' and 'awsAccessKeyId' both choose credentials; keep one.")
     val keyId = opts.get(KinesisOptions.AwsAccessKeyId)
     val secret = opts.get(KinesisOptions.AwsSecretKey)
     (keyId, secret) match {
@@ -47,13 +76,18 @@ object AwsConnection {
       case (None, None) =>
         if (opts.contains(KinesisOptions.AwsSessionToken))
           throw KinesisErrors.conflictingOptions("Option 'awsSessionToken' needs 'awsAccessKeyId' and 'awsSecretKey'.")
-        CredentialsConfig.DefaultChain
+        profile.map(CredentialsConfig.Profile).getOrElse(CredentialsConfig.DefaultChain)
       case (Some(_), None) => throw KinesisErrors.conflictingOptions(
         "Option 'awsAccessKeyId' is set but 'awsSecretKey' is not: give both, or neither to use the default credential chain.")
       case (None, Some(_)) => throw KinesisErrors.conflictingOptions(
         "Option 'awsSecretKey' is set but 'awsAccessKeyId' is not: give both, or neither to use the default credential chain.")
     }
   }
+
+  private def validateUrl(option: String, url: String): Unit =
+    if (Try(java.net.URI.create(url)).toOption.forall(u => u.getScheme == null || u.getHost == null))
+      throw KinesisErrors.invalidOptionValue(option, url,
+        "an absolute URL such as https://kinesis.eu-west-1.amazonaws.com or http://127.0.0.1:4566")
 
   private def resolveRegion(opts: ParsedOptions, streams: Seq[StreamRef], hasEndpoint: Boolean): String = {
     val fromArns = streams.flatMap(_.arnRegion).distinct

@@ -12,6 +12,9 @@ import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.services.kinesis.{KinesisAsyncClient, KinesisClient}
+import software.amazon.awssdk.services.sts.StsClient
+import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
+import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
 
 /**
  * Builds and caches SDK clients, one per distinct connection per JVM (clients are thread-safe and costly to
@@ -28,7 +31,7 @@ object KinesisClients {
     syncClients.computeIfAbsent(conn, c => withCborSetting(c.cborEnabled) {
       val b = KinesisClient.builder()
         .region(Region.of(c.region))
-        .credentialsProvider(credentialsProvider(c.credentials))
+        .credentialsProvider(credentialsProvider(c.credentials, c.region))
         .httpClientBuilder(UrlConnectionHttpClient.builder()
           .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
         .overrideConfiguration(overrides)
@@ -40,7 +43,7 @@ object KinesisClients {
     asyncClients.computeIfAbsent((conn, maxConcurrency), { case (c, n) => withCborSetting(c.cborEnabled) {
       val b = KinesisAsyncClient.builder()
         .region(Region.of(c.region))
-        .credentialsProvider(credentialsProvider(c.credentials))
+        .credentialsProvider(credentialsProvider(c.credentials, c.region))
         // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
         // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
         .httpClientBuilder(NettyNioAsyncHttpClient.builder()
@@ -60,12 +63,22 @@ object KinesisClients {
       .apiCallTimeout(Duration.ofMinutes(2))
       .build()
 
-  private def credentialsProvider(c: CredentialsConfig): AwsCredentialsProvider = c match {
+  private def credentialsProvider(c: CredentialsConfig, region: String): AwsCredentialsProvider = c match {
     case CredentialsConfig.StaticKeys(id, secret, None) =>
       StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret))
     case CredentialsConfig.StaticKeys(id, secret, Some(token)) =>
       StaticCredentialsProvider.create(AwsSessionCredentials.create(id, secret, token))
     case CredentialsConfig.DefaultChain => DefaultCredentialsProvider.builder().build()
+    case CredentialsConfig.Profile(name) => ProfileCredentialsProvider.builder().profileName(name).build()
+    case r: CredentialsConfig.AssumeRole =>
+      val sts = StsClient.builder()
+        .region(Region.of(region))
+        .credentialsProvider(credentialsProvider(r.base, region))
+        .httpClientBuilder(UrlConnectionHttpClient.builder())
+      r.stsEndpointUrl.foreach(u => sts.endpointOverride(URI.create(u)))
+      val request = AssumeRoleRequest.builder().roleArn(r.roleArn).roleSessionName(r.sessionName)
+      r.externalId.foreach(request.externalId)
+      StsAssumeRoleCredentialsProvider.builder().stsClient(sts.build()).refreshRequest(request.build()).build()
   }
 
   /**

@@ -36,6 +36,18 @@ object KinesisOptions {
   val AwsSessionToken: OptionSpec[String] = OptionSpec("awsSessionToken", Text, None, Scope.Both, V0_1,
     "Session token for temporary static credentials.", "Credentials", secret = true)
 
+  val AwsProfile: OptionSpec[String] = OptionSpec("awsProfile", Text, None, Scope.Both, V0_1,
+    "Named profile from the AWS config and credentials files (on every executor).", "Credentials")
+  val RoleArn: OptionSpec[String] = OptionSpec("roleArn", Text, None, Scope.Both, V0_1,
+    "IAM role to assume with STS AssumeRole, on top of the credentials above; refreshed before it expires.",
+    "Credentials")
+  val RoleExternalId: OptionSpec[String] = OptionSpec("roleExternalId", Text, None, Scope.Both, V0_1,
+    "External id to pass to AssumeRole.", "Credentials", secret = true)
+  val RoleSessionName: OptionSpec[String] = OptionSpec("roleSessionName", Text, Some("spark-kinesis"), Scope.Both, V0_1,
+    "Session name for AssumeRole (shows in CloudTrail).", "Credentials")
+  val StsEndpointUrl: OptionSpec[String] = OptionSpec("stsEndpointUrl", Text, None, Scope.Both, V0_1,
+    "STS endpoint to use instead of the region's, e.g. a VPC endpoint or a local STS for tests.", "Credentials")
+
   // ---- source ----
   val InitialPosition: OptionSpec[String] = OptionSpec("initialPosition",
     Choice(Seq("latest", "trim_horizon", "earliest", "at_timestamp")), None, Scope.Source, V0_1,
@@ -113,7 +125,7 @@ object KinesisOptions {
 
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, CborEnabled,
-    AwsAccessKeyId, AwsSecretKey, AwsSessionToken,
+    AwsAccessKeyId, AwsSecretKey, AwsSessionToken, AwsProfile, RoleArn, RoleExternalId, RoleSessionName, StsEndpointUrl,
     InitialPosition, InitialTimestamp, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask, IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,

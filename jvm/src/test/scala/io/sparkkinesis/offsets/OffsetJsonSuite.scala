@@ -1,0 +1,71 @@
+package io.sparkkinesis.offsets
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Paths}
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.errors.KinesisException
+import io.sparkkinesis.source.StartPosition
+
+class OffsetJsonSuite extends AnyFunSuite {
+
+  private def golden(name: String): String =
+    new String(Files.readAllBytes(Paths.get(s"jvm/src/test/resources/offsets/$name")), StandardCharsets.UTF_8).trim
+
+  /** What the golden file (written by hand in the version-1 format) means. */
+  private val expected = KinesisSourceOffset(Map(
+    ShardKey("orders", "shardId-000000000000") -> ShardPosition.After(
+      RecordPosition("49590338271490256608559692538361571095921575989136588898", 0, lastInAggregate = true)),
+    ShardKey("orders", "shardId-000000000001") -> ShardPosition.After(
+      RecordPosition("49590338271512557353758223161503106814194224337498505234", 3, lastInAggregate = false)),
+    ShardKey("orders", "shardId-000000000002") -> ShardPosition.NotStarted(StartPosition.TrimHorizon),
+    ShardKey("orders", "shardId-000000000003") -> ShardPosition.NotStarted(
+      StartPosition.AtSequence("49590338271534858098956753784644642532466872685860421650")),
+    ShardKey("orders", "shardId-000000000004") -> ShardPosition.NotStarted(
+      StartPosition.AfterSequence("49590338271534858098956753784644642532466872685860421651")),
+    ShardKey("clicks", "shardId-000000000000") -> ShardPosition.Ended,
+    ShardKey("clicks", "shardId-000000000002") -> ShardPosition.NotStarted(StartPosition.AtTimestamp(1769860800000L))))
+
+  test("version-1 checkpoints written today stay readable") {
+    assert(OffsetJson.read(golden("v1-all-positions.json")) == expected)
+  }
+
+  test("writing is deterministic: sorted streams and shards, byte for byte the version-1 format") {
+    assert(expected.json() == golden("v1-all-positions.json"))
+    val shuffled = KinesisSourceOffset(scala.util.Random.shuffle(expected.shards.toSeq).toMap)
+    assert(shuffled.json() == expected.json())
+  }
+
+  test("round trip of random offsets") {
+    val rnd = new scala.util.Random(3)
+    (1 to 200).foreach { _ =>
+      val shards = (0 until rnd.nextInt(20)).map { i =>
+        val seq = BigInt(180, rnd).toString
+        ShardKey(s"s${rnd.nextInt(3)}", f"shardId-$i%012d") -> (rnd.nextInt(4) match {
+          case 0 => ShardPosition.After(RecordPosition(seq, rnd.nextInt(1000).toLong, rnd.nextBoolean()))
+          case 1 => ShardPosition.Ended
+          case 2 => ShardPosition.NotStarted(StartPosition.AtTimestamp(rnd.nextLong().abs))
+          case _ => ShardPosition.NotStarted(StartPosition.TrimHorizon)
+        })
+      }.toMap
+      val offset = KinesisSourceOffset(shards)
+      assert(OffsetJson.read(offset.json()) == offset)
+    }
+  }
+
+  test("unreadable offsets fail with the reason and a valid example") {
+    Seq(
+      "not json" -> "Cannot read the Kinesis offset",
+      """{"streams":{}}""" -> "'version' is missing",
+      """{"version":2,"streams":{}}""" -> "newer spark-kinesis",
+      """{"version":1,"streams":{"s":{"shardId-0":{"start":"nowhere"}}}}""" -> "unknown start 'nowhere'",
+      """{"version":1,"streams":{"s":{"shardId-0":{"after":"","sub":0,"lastSub":true}}}}""" -> "'after' must be a non-empty string"
+    ).foreach { case (json, why) =>
+      val e = intercept[KinesisException](OffsetJson.read(json))
+      assert(e.getMessage.startsWith("[KINESIS_INVALID_OFFSET]"), json)
+      assert(e.getMessage.contains(why), e.getMessage)
+      assert(e.getMessage.contains(OffsetJson.Example))
+    }
+  }
+}
