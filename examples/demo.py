@@ -1,13 +1,20 @@
-"""`make demo`: the connector end to end against a local Kinesis server.
+"""`make demo`: the connector end to end against a local Kinesis server, with a reshard while it runs.
 
-Starts kinesalite on 127.0.0.1, creates a 4-shard stream, writes records with `write_kinesis`, reads them back
-with `read_kinesis`, prints a summary, and stops the server. Run it through `make demo`, which builds and
-installs the wheel first.
+1. Starts kinesalite on 127.0.0.1 and creates a 2-shard stream.
+2. A writer puts a steady flow of orders (about 300 per second, for 20 seconds).
+3. A streaming query reads the stream through the connector (`kinesis_stream`) and keeps a running
+   aggregation per customer; every micro-batch prints a progress line with the lag metrics.
+4. Halfway through, one shard is split: the query carries on, reading the parent to its end, then the children.
+5. At the end the query's totals are compared with what was written: every order counted exactly once.
+
+Run it through `make demo`, which builds and installs the wheel first.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,56 +23,111 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from harness import local_kinesis, streams  # noqa: E402
 
-N = 5_000
 STREAM = "demo-orders"
+RATE = 300          # records per second
+SECONDS = 20        # how long the writer writes
+CUSTOMERS = 40
+
+
+def writer(kinesis, written: list, stop: threading.Event, split_done: threading.Event) -> None:
+    """Writes RATE orders per second for SECONDS seconds, splitting shard 0 halfway."""
+    order_id = 0
+    started = time.monotonic()
+    for second in range(SECONDS):
+        if stop.is_set():
+            return
+        batch = []
+        for _ in range(RATE):
+            customer = order_id % CUSTOMERS
+            batch.append((json.dumps({"order": order_id, "customer": customer, "amount": order_id % 97}),
+                          f"customer-{customer}"))
+            order_id += 1
+        streams.put_records(kinesis, STREAM, batch)
+        written.extend(batch)
+        if second == SECONDS // 2:
+            shard = streams.list_shards(kinesis, STREAM)[0]["ShardId"]
+            kinesis.split_shard(StreamName=STREAM, ShardToSplit=shard, NewStartingHashKey=str(2 ** 126))
+            streams.wait_active(kinesis, STREAM)
+            print(f"[demo] ---- split {shard} while the query runs ----", flush=True)
+            split_done.set()
+        pause = started + second + 1 - time.monotonic()
+        if pause > 0:
+            stop.wait(pause)
 
 
 def main() -> int:
     from pyspark.sql import SparkSession
 
-    from spark_kinesis import configure_spark_with_kinesis, read_kinesis, write_kinesis
+    from spark_kinesis import configure_spark_with_kinesis, kinesis_stream
 
+    checkpoint = ROOT / "build" / "demo-checkpoint"
+    if checkpoint.exists():
+        import shutil
+        shutil.rmtree(checkpoint)
     with local_kinesis.start("kinesalite") as server:
         print(f"[demo] kinesalite listening at {server.endpoint} (PID {server.pid})")
         kinesis = streams.client(server)
-        streams.create_stream(kinesis, STREAM, 4)
-        options = {
-            "endpoint_url": server.endpoint,
-            "region": "us-east-1",
-            "awsAccessKeyId": "demo",
-            "awsSecretKey": "demo",
-            "cborEnabled": False,  # kinesalite mishandles CBOR
-        }
+        streams.create_stream(kinesis, STREAM, 2)
         builder = (SparkSession.builder.master("local[2]").appName("spark-kinesis-demo")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "2")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
         spark = configure_spark_with_kinesis(builder).getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
+        written: list = []
+        stop = threading.Event()
+        split_done = threading.Event()
         try:
-            orders = spark.range(N).selectExpr(
-                "CAST(id % 50 AS STRING) AS partitionKey",
-                "to_json(named_struct('order', id, 'customer', id % 50, 'amount', round(rand(7) * 100, 2))) AS data",
+            orders = kinesis_stream(
+                spark, STREAM, endpoint_url=server.endpoint, region="us-east-1", initial_position="trim_horizon",
+                awsAccessKeyId="demo", awsSecretKey="demo", cborEnabled=False,  # kinesalite mishandles CBOR
+                shardDiscoveryInterval="1s",
             )
-            started = time.monotonic()
-            write_kinesis(orders, STREAM, **options)
-            print(f"[demo] wrote {N} records with df.write.format('kinesis') in {time.monotonic() - started:.1f} s")
-
-            started = time.monotonic()
-            df = read_kinesis(spark, STREAM, **options)
-            per_shard = df.groupBy("shardId").count().orderBy("shardId").collect()
-            total = sum(r["count"] for r in per_shard)
-            distinct = df.selectExpr("get_json_object(CAST(data AS STRING), '$.order') AS o").distinct().count()
-            print(f"[demo] read {total} records ({distinct} distinct orders) with spark.read.format('kinesis') "
-                  f"in {time.monotonic() - started:.1f} s")
-            for r in per_shard:
-                print(f"[demo]   {r['shardId']}: {r['count']} records")
-            df.selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber",
-                          "approximateArrivalTimestamp").show(5, truncate=60)
-            ok = total == N and distinct == N
-            print(f"[demo] {'OK' if ok else 'MISMATCH'}: every record written was read back exactly once" if ok
-                  else f"[demo] MISMATCH: wrote {N}, read {total} ({distinct} distinct)")
+            per_customer = (orders.selectExpr("CAST(data AS STRING) AS json")
+                            .selectExpr("CAST(get_json_object(json, '$.customer') AS INT) AS customer",
+                                        "CAST(get_json_object(json, '$.order') AS BIGINT) AS order_id")
+                            .groupBy("customer").agg({"*": "count", "order_id": "sum"})
+                            .withColumnRenamed("count(1)", "orders").withColumnRenamed("sum(order_id)", "id_sum"))
+            query = (per_customer.writeStream.outputMode("complete").format("memory").queryName("demo_totals")
+                     .option("checkpointLocation", str(checkpoint)).trigger(processingTime="1 second").start())
+            thread = threading.Thread(target=writer, args=(kinesis, written, stop, split_done), daemon=True)
+            thread.start()
+            print(f"[demo] writing {RATE} orders/s for {SECONDS} s; the query reads them as they arrive")
+            last_batch = -1
+            deadline = time.monotonic() + SECONDS + 90
+            while time.monotonic() < deadline:
+                for p in query.recentProgress:
+                    if p["batchId"] > last_batch:
+                        last_batch = p["batchId"]
+                        m = p["sources"][0].get("metrics", {})
+                        print(f"[demo] batch {p['batchId']:3d}: {p['numInputRows']:5d} records  "
+                              f"lag avg {float(m.get('avgMsBehindLatest', 0)):7.1f} ms  "
+                              f"max {m.get('maxMsBehindLatest', '0'):>5} ms  "
+                              f"open shards {m.get('openShards', '?')}  closed {m.get('closedShards', '?')}",
+                              flush=True)
+                if not thread.is_alive():
+                    rows = spark.table("demo_totals").collect()
+                    if sum(r.orders for r in rows) >= len(written):
+                        break
+                time.sleep(0.5)
+            rows = spark.table("demo_totals").collect()
+            counted = sum(r.orders for r in rows)
+            id_sum = sum(r.id_sum for r in rows)
+            n = len(written)
+            expected_sum = n * (n - 1) // 2
+            print(f"[demo] wrote {n} orders; the query counted {counted} over {len(rows)} customers "
+                  f"(order-id checksum {'matches' if id_sum == expected_sum else 'DIFFERS'})")
+            print(f"[demo] shard split during the run: {'yes' if split_done.is_set() else 'no'}; shards now: "
+                  f"{', '.join(s['ShardId'] for s in streams.list_shards(kinesis, STREAM))}")
+            if query.exception() is not None:
+                print(f"[demo] the query failed: {query.exception()}")
+            ok = counted == n and id_sum == expected_sum and split_done.is_set()
+            print("[demo] OK: every order was read exactly once, across the reshard" if ok
+                  else "[demo] MISMATCH: see the numbers above")
+            query.stop()
             return 0 if ok else 1
         finally:
+            stop.set()
             spark.stop()
 
 

@@ -10,7 +10,14 @@ Example::
 """
 
 from spark_kinesis._jar import __version__, jar_path
-from spark_kinesis.io import read_kinesis, write_kinesis
+from spark_kinesis.io import kinesis_stream, read_kinesis, write_kinesis
 from spark_kinesis.session import configure_spark_with_kinesis
 
-__all__ = ["__version__", "configure_spark_with_kinesis", "jar_path", "read_kinesis", "write_kinesis"]
+__all__ = [
+    "__version__",
+    "configure_spark_with_kinesis",
+    "jar_path",
+    "kinesis_stream",
+    "read_kinesis",
+    "write_kinesis",
+]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Iterable, Optional, Union
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import DataStreamWriter
 
-__all__ = ["read_kinesis", "write_kinesis"]
+__all__ = ["kinesis_stream", "read_kinesis", "write_kinesis"]
 
 FORMAT = "kinesis"
 
@@ -35,6 +36,34 @@ def _options(stream: StreamNames, region: Optional[str], endpoint_url: Optional[
             continue
         opts[key] = str(value).lower() if isinstance(value, bool) else str(value)
     return opts
+
+
+def kinesis_stream(
+    spark: SparkSession,
+    stream: StreamNames,
+    *,
+    region: Optional[str] = None,
+    endpoint_url: Optional[str] = None,
+    initial_position: str = "latest",
+    **options: object,
+) -> DataFrame:
+    """Read one or more streams as a streaming DataFrame (exactly-once micro-batches).
+
+    Every micro-batch's range is fixed in Spark's checkpoint before it runs, so restarts, retries and several
+    actions in ``foreachBatch`` see the same records. ``initial_position`` applies to a new query only:
+    ``latest`` (pinned when the query first starts), ``trim_horizon``/``earliest``, or ``at_timestamp`` with the
+    ``initialTimestamp`` option. Pacing and limits (``maxRecordsPerTrigger``, ``maxBytesPerTrigger``, ...) go in
+    ``options`` under their documented names.
+
+    Example::
+
+        orders = kinesis_stream(spark, "orders", region="eu-west-1", maxRecordsPerTrigger=10000)
+        query = (orders.selectExpr("CAST(data AS STRING) AS json")
+                 .writeStream.format("parquet").option("path", "/data/orders")
+                 .option("checkpointLocation", "/checkpoints/orders").start())
+    """
+    opts = _options(stream, region, endpoint_url, initialPosition=initial_position, **options)
+    return spark.readStream.format(FORMAT).options(**opts).load()
 
 
 def read_kinesis(
@@ -69,15 +98,23 @@ def write_kinesis(
     region: Optional[str] = None,
     endpoint_url: Optional[str] = None,
     **options: object,
-) -> None:
-    """Write a batch DataFrame to a stream with PutRecords.
+) -> Optional[DataStreamWriter]:
+    """Write a DataFrame to a stream with PutRecords.
 
-    ``df`` must have the columns ``data`` (binary or string) and ``partitionKey`` (string) and no others.
+    ``df`` has the columns ``data`` (binary or string) and ``partitionKey`` (string). A batch DataFrame is written
+    at once (returns ``None``); for a streaming DataFrame the configured ``DataStreamWriter`` is returned, to be
+    started with a checkpoint location.
 
     Example::
 
         events = spark.createDataFrame([("k1", '{"id": 1}')], "partitionKey string, data string")
         write_kinesis(events, "orders", region="eu-west-1")
+
+        query = write_kinesis(stream_df, "orders-copy", region="eu-west-1") \
+            .option("checkpointLocation", "/checkpoints/copy").start()
     """
     opts = _options(stream, region, endpoint_url, **options)
+    if df.isStreaming:
+        return df.writeStream.format(FORMAT).options(**opts).outputMode("append")
     df.write.format(FORMAT).options(**opts).mode("append").save()
+    return None

@@ -14,7 +14,9 @@ final class SourceMetrics {
   def snapshot(consumed: Option[KinesisSourceOffset]): Map[String, String] = synchronized {
     val open = consumed.map(_.shards.count(_._2 != ShardPosition.Ended)).getOrElse(latest.size)
     val closed = consumed.map(_.shards.count(_._2 == ShardPosition.Ended)).getOrElse(0)
-    val behind = latest.values.flatMap(_.millisBehindLatest).toSeq
+    // Lag is about shards still being read: a closed shard's last answer says nothing about the stream's tip.
+    val reading = latest.filter { case (k, _) => !consumed.exists(_.shards.get(k).contains(ShardPosition.Ended)) }
+    val behind = reading.values.flatMap(_.millisBehindLatest).toSeq
     Map(
       "avgMsBehindLatest" -> (if (behind.isEmpty) "0" else (behind.sum.toDouble / behind.size).toString),
       "maxMsBehindLatest" -> behind.maxOption.getOrElse(0L).toString,
