@@ -61,9 +61,9 @@ test: venv servers
 	$(SBT) connector/assembly connector/test
 	$(MAKE) --no-print-directory test-python
 
-# Regenerates docs/options.md from the option registry (a test fails when it is stale).
+# Regenerates docs/options.md and the Python option constants from the registry (a test fails when stale).
 docs: venv
-	$(SBT) "connector/runMain io.sparkkinesis.config.OptionsDoc docs/options.md"
+	$(SBT) "connector/runMain io.sparkkinesis.config.OptionsDoc docs/options.md python/spark_kinesis/options.py"
 
 demo: install-wheel servers
 	$(PY) examples/demo.py

@@ -9,13 +9,18 @@ Example::
     read_kinesis(spark, "orders", region="us-east-1").show()
 """
 
+from spark_kinesis import errors
 from spark_kinesis._jar import __version__, jar_path
-from spark_kinesis.io import kinesis_stream, read_kinesis, write_kinesis
+from spark_kinesis.io import InitialPosition, kinesis_stream, read_kinesis, write_kinesis
+from spark_kinesis.options import KinesisOptions
 from spark_kinesis.session import configure_spark_with_kinesis
 
 __all__ = [
     "__version__",
+    "InitialPosition",
+    "KinesisOptions",
     "configure_spark_with_kinesis",
+    "errors",
     "jar_path",
     "kinesis_stream",
     "read_kinesis",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["__version__", "jar_path"]
+__all__ = ["__version__", "jar_path", "built_for"]
 
 
 def _read_version() -> str:
@@ -34,3 +34,29 @@ def jar_path() -> str:
             "Reinstall the wheel; a source checkout needs `make wheel` first."
         )
     return str(Path(str(candidate)).resolve())
+
+
+def built_for() -> dict:
+    """The versions the bundled jar records: ``version``, ``sparkVersion``, ``scalaVersion``."""
+    import zipfile
+
+    with zipfile.ZipFile(jar_path()) as jar:
+        text = jar.read("spark-kinesis-version.properties").decode("utf-8")
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def check_versions(pyspark_version: str) -> None:
+    """Fail with what to install when the jar is not this package's or not built for the running PySpark."""
+    from spark_kinesis.errors import KinesisVersionError
+
+    info = built_for()
+    if info.get("version") != __version__:
+        raise KinesisVersionError(
+            f"The bundled jar is version {info.get('version')} but the package is {__version__}: "
+            "reinstall spark-kinesis.", "KINESIS_VERSION_MISMATCH")
+    spark = info.get("sparkVersion", "")
+    if pyspark_version.split(".")[:2] != spark.split(".")[:2]:
+        raise KinesisVersionError(
+            f"spark-kinesis {__version__} is built for Spark {spark}, but PySpark {pyspark_version} is installed: "
+            f"install pyspark=={spark} (pip install 'pyspark~={'.'.join(spark.split('.')[:2])}.0'), or a "
+            "spark-kinesis built for your Spark.", "KINESIS_VERSION_MISMATCH")

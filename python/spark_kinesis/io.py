@@ -7,7 +7,20 @@ from typing import Iterable, Optional, Union
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
-__all__ = ["kinesis_stream", "read_kinesis", "write_kinesis"]
+from spark_kinesis._validate import validate
+from spark_kinesis.errors import KinesisOptionError, translate_errors
+
+__all__ = ["InitialPosition", "kinesis_stream", "read_kinesis", "write_kinesis"]
+
+
+class InitialPosition:
+    """Values of ``initial_position`` (where a new query starts in each shard)."""
+
+    LATEST = "latest"
+    TRIM_HORIZON = "trim_horizon"
+    EARLIEST = "earliest"
+    AT_TIMESTAMP = "at_timestamp"
+
 
 FORMAT = "kinesis"
 
@@ -21,11 +34,19 @@ def _stream_option(stream: StreamNames) -> str:
         names = [str(s).strip() for s in stream]
     names = [n for n in names if n]
     if not names:
-        raise ValueError("stream: give at least one stream name or ARN, e.g. read_kinesis(spark, 'orders')")
+        raise KinesisOptionError(
+            "[KINESIS_MISSING_OPTION] Argument 'stream' needs at least one stream name or ARN, "
+            "e.g. kinesis_stream(spark, 'orders')", "KINESIS_MISSING_OPTION")
     return ",".join(names)
 
 
-def _options(stream: StreamNames, region: Optional[str], endpoint_url: Optional[str], **options: object) -> dict:
+# Keyword arguments with Python names, and the options they set.
+_ARGUMENTS = {"region": "region", "endpointUrl": "endpoint_url", "initialPosition": "initial_position",
+              "streamName": "stream"}
+
+
+def _options(scope: str, stream: StreamNames, region: Optional[str], endpoint_url: Optional[str],
+             **options: object) -> dict:
     opts = {"streamName": _stream_option(stream)}
     if region is not None:
         opts["region"] = region
@@ -35,7 +56,7 @@ def _options(stream: StreamNames, region: Optional[str], endpoint_url: Optional[
         if value is None:
             continue
         opts[key] = str(value).lower() if isinstance(value, bool) else str(value)
-    return opts
+    return validate(opts, scope, _ARGUMENTS)
 
 
 def kinesis_stream(
@@ -62,8 +83,9 @@ def kinesis_stream(
                  .writeStream.format("parquet").option("path", "/data/orders")
                  .option("checkpointLocation", "/checkpoints/orders").start())
     """
-    opts = _options(stream, region, endpoint_url, initialPosition=initial_position, **options)
-    return spark.readStream.format(FORMAT).options(**opts).load()
+    opts = _options("source", stream, region, endpoint_url, initialPosition=initial_position, **options)
+    with translate_errors():
+        return spark.readStream.format(FORMAT).options(**opts).load()
 
 
 def read_kinesis(
@@ -87,8 +109,9 @@ def read_kinesis(
         df = read_kinesis(spark, "orders", region="eu-west-1")
         df.selectExpr("CAST(data AS STRING) AS json", "partitionKey").show()
     """
-    opts = _options(stream, region, endpoint_url, initialPosition=initial_position, **options)
-    return spark.read.format(FORMAT).options(**opts).load()
+    opts = _options("source", stream, region, endpoint_url, initialPosition=initial_position, **options)
+    with translate_errors():
+        return spark.read.format(FORMAT).options(**opts).load()
 
 
 def write_kinesis(
@@ -113,8 +136,9 @@ def write_kinesis(
         query = write_kinesis(stream_df, "orders-copy", region="eu-west-1") \
             .option("checkpointLocation", "/checkpoints/copy").start()
     """
-    opts = _options(stream, region, endpoint_url, **options)
+    opts = _options("sink", stream, region, endpoint_url, **options)
     if df.isStreaming:
         return df.writeStream.format(FORMAT).options(**opts).outputMode("append")
-    df.write.format(FORMAT).options(**opts).mode("append").save()
+    with translate_errors():
+        df.write.format(FORMAT).options(**opts).mode("append").save()
     return None

@@ -4,8 +4,9 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
 
 /**
- * Generates `docs/options.md` from the registry. `make docs` runs [[OptionsDoc.main]]; a test fails when the
- * checked-in file differs from what the registry generates.
+ * Generates `docs/options.md` and the Python constants (`python/spark_kinesis/options.py`) from the registry.
+ * `make docs` runs [[OptionsDoc.main]]; a test fails when a checked-in file differs from what the registry
+ * generates.
  */
 object OptionsDoc {
 
@@ -31,9 +32,41 @@ object OptionsDoc {
     sb.result()
   }
 
+  /** The Python module with one constant per option and the metadata Python validates keyword arguments with. */
+  def python: String = {
+    def constant(name: String): String = name.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase
+    def str(v: String): String = "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
+    def info(s: OptionSpec[_]): String = {
+      val (choices, min, max) = s.kind match {
+        case OptionKind.Choice(values) => (values.map(str).mkString("(", ", ", if (values.size == 1) ",)" else ")"), "None", "None")
+        case OptionKind.Integer(lo, hi) => ("()", lo.toString, hi.toString)
+        case OptionKind.LongNumber(lo, hi) => ("()", lo.toString, hi.toString)
+        case _ => ("()", "None", "None")
+      }
+      val default = s.default.map(d => str(s.kind.asInstanceOf[OptionKind[Any]].render(d))).getOrElse("None")
+      s"    ${str(s.name)}: OptionInfo(${str(s.name)}, ${str(s.kind.typeName)}, ${str(s.scope.toString.toLowerCase)}, " +
+        s"$default, $choices, $min, $max, ${if (s.secret) "True" else "False"}),\n"
+    }
+    val sb = new StringBuilder
+    sb ++= "# Generated from io.sparkkinesis.config.KinesisOptions by `make docs`; do not edit by hand.\n"
+    sb ++= "\"\"\"Every option of the connector: a constant per name, and what Python checks before the JVM is touched.\n\n"
+    sb ++= "Example::\n\n    from spark_kinesis import KinesisOptions, kinesis_stream\n\n"
+    sb ++= "    df = kinesis_stream(spark, \"orders\", **{KinesisOptions.MAX_RECORDS_PER_TRIGGER: 10000})\n\"\"\"\n\n"
+    sb ++= "from __future__ import annotations\n\nfrom typing import Dict\n\nfrom spark_kinesis._option_info import OptionInfo\n\n"
+    sb ++= "__all__ = [\"KinesisOptions\", \"OPTIONS\"]\n\n\n"
+    sb ++= "class KinesisOptions:\n    \"\"\"Option names, as the connector spells them (option names are case-insensitive).\"\"\"\n\n"
+    KinesisOptions.all.foreach(s => sb ++= s"    ${constant(s.name)} = ${str(s.name)}\n")
+    sb ++= "\n\nOPTIONS: Dict[str, OptionInfo] = {\n"
+    KinesisOptions.all.foreach(s => sb ++= info(s))
+    sb ++= "}\n"
+    sb.result()
+  }
+
   def main(args: Array[String]): Unit = {
-    val target = Paths.get(args.headOption.getOrElse("docs/options.md"))
-    Files.write(target, markdown.getBytes(StandardCharsets.UTF_8))
-    println(s"wrote $target")
+    val docs = Paths.get(args.headOption.getOrElse("docs/options.md"))
+    Files.write(docs, markdown.getBytes(StandardCharsets.UTF_8))
+    val py = Paths.get(args.drop(1).headOption.getOrElse("python/spark_kinesis/options.py"))
+    Files.write(py, python.getBytes(StandardCharsets.UTF_8))
+    println(s"wrote $docs and $py")
   }
 }

@@ -12,6 +12,11 @@ class OptionsDocSuite extends AnyFunSuite {
     assert(checkedIn == OptionsDoc.markdown, "docs/options.md is stale: run `make docs` and commit the result")
   }
 
+  test("python/spark_kinesis/options.py is what the registry generates (run `make docs` after changing an option)") {
+    val checkedIn = new String(Files.readAllBytes(Paths.get("python/spark_kinesis/options.py")), StandardCharsets.UTF_8)
+    assert(checkedIn == OptionsDoc.python, "python/spark_kinesis/options.py is stale: run `make docs` and commit the result")
+  }
+
   test("every option is documented with its name, default and since-version") {
     val doc = OptionsDoc.markdown
     KinesisOptions.all.foreach { s =>

@@ -1,0 +1,18 @@
+"""The shape of one entry of the generated option table (see ``spark_kinesis.options``)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Tuple
+
+
+class OptionInfo(NamedTuple):
+    """What the connector's registry says of one option."""
+
+    name: str
+    type: str
+    scope: str  # "source", "sink" or "both"
+    default: Optional[str]
+    choices: Tuple[str, ...]
+    minimum: Optional[int]
+    maximum: Optional[int]
+    secret: bool
