@@ -15,7 +15,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python docs demo clean
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python docs demo bench-venv bench-source bench-sink clean
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -67,6 +67,18 @@ docs: venv
 
 demo: install-wheel servers
 	$(PY) examples/demo.py
+
+# Benchmarks (not part of CI): results go to docs/performance.md by hand, plots to docs/img/.
+bench-venv: $(VENV)/.bench
+$(VENV)/.bench: bench/requirements.txt $(VENV)/.installed
+	$(PY) -m pip install --quiet -r bench/requirements.txt
+	touch $@
+
+bench-source: install-wheel servers bench-venv
+	$(PY) bench/source/run.py --plot
+
+bench-sink: install-wheel servers bench-venv
+	$(PY) bench/sink/run.py
 
 clean:
 	rm -rf dist python/build python/spark_kinesis/jars python/spark_kinesis/VERSION jvm/target project/target target build

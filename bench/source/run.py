@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Source benchmarks (not part of CI). Results and commands: docs/performance.md, "Source".
+
+* throughput: drain pre-written records (100 B and 1 KB, 4 shards) from kinesalite with Trigger.AvailableNow into
+  the `noop` sink, against a plain SDK 2.x GetRecords loop over the same data (PlainGetRecords.java, the ceiling);
+* latency: a steady writer at --rate records/s; the time from each record's PutRecords acknowledgement to its
+  arrival in foreachBatch, p50 and p99, with the default trigger;
+* idle cost: GetRecords calls per shard during --idle-seconds of an idle stream (counted by the fault proxy).
+
+    make install-wheel && .venv/bin/python bench/source/run.py [--records 200000] [--repeat 2] [--plot]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from harness import local_kinesis, streams  # noqa: E402
+from harness.fault_proxy import FaultProxy  # noqa: E402
+
+OPTIONS = {"region": "us-east-1", "awsAccessKeyId": "bench", "awsSecretKey": "bench", "cborEnabled": "false"}
+
+
+def fill(kinesis, stream: str, records: int, size: int) -> None:
+    payload = "x" * size
+    batch = []
+    for i in range(records):
+        batch.append((payload, f"k{i % 1024}"))
+        if len(batch) == 5000:
+            streams.put_records(kinesis, stream, batch)
+            batch = []
+    if batch:
+        streams.put_records(kinesis, stream, batch)
+
+
+def plain(server, stream: str, records: int) -> float:
+    import pyspark
+
+    from spark_kinesis import jar_path
+
+    slf4j = sorted(str(p) for p in (Path(pyspark.__file__).parent / "jars").glob("slf4j-api-*.jar"))
+    command = [shutil.which("java") or "java", "-Daws.cborEnabled=false", "-cp", os.pathsep.join([jar_path(), *slf4j]),
+               str(Path(__file__).with_name("PlainGetRecords.java")), server.endpoint, stream, str(records)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=900).stdout
+    return json.loads(out.strip().splitlines()[-1])["recordsPerSecond"]
+
+
+def connector(spark, endpoint: str, stream: str, records: int) -> float:
+    df = (spark.readStream.format("kinesis")
+          .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+    with tempfile.TemporaryDirectory() as checkpoint:
+        start = time.monotonic()
+        query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
+        query.awaitTermination(900)
+        seconds = time.monotonic() - start
+        read = sum(p["numInputRows"] for p in query.recentProgress)
+    if read != records:
+        raise RuntimeError(f"the connector read {read} of {records} records")
+    return records / seconds
+
+
+def latency(spark, kinesis, endpoint: str, rate: int, seconds: int) -> dict:
+    stream = f"bench-latency-{uuid.uuid4().hex[:8]}"
+    streams.create_stream(kinesis, stream, 4)
+    acked: dict = {}
+    arrived: dict = {}
+
+    def on_batch(batch, _batch_id):
+        now = time.time()
+        for row in batch.selectExpr("CAST(data AS STRING) AS id").collect():
+            arrived.setdefault(row.id, now)
+
+    df = (spark.readStream.format("kinesis")
+          .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+    with tempfile.TemporaryDirectory() as checkpoint:
+        query = df.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint).start()
+        time.sleep(5)  # let the query reach its steady state before the clock matters
+        next_id = 0
+        start = time.monotonic()
+        for second in range(seconds):
+            for tick in range(10):  # ten puts per second, each of rate/10 records
+                batch = [(str(next_id + i), f"k{(next_id + i) % 64}") for i in range(rate // 10)]
+                next_id += len(batch)
+                streams.put_records(kinesis, stream, batch)
+                t = time.time()
+                for data, _ in batch:
+                    acked[data] = t
+                pause = start + second + (tick + 1) / 10 - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+        deadline = time.monotonic() + 60
+        while len(arrived) < len(acked) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        query.stop()
+    delays = sorted(max(0.0, arrived[k] - acked[k]) for k in acked if k in arrived)
+    pick = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))]  # noqa: E731
+    return {"records": len(acked), "delivered": len(delays), "p50_ms": round(pick(0.50) * 1000),
+            "p99_ms": round(pick(0.99) * 1000), "max_ms": round(delays[-1] * 1000)}
+
+
+def idle_cost(spark, server, kinesis, seconds: int) -> dict:
+    stream = f"bench-idle-{uuid.uuid4().hex[:8]}"
+    streams.create_stream(kinesis, stream, 4)
+    with FaultProxy(server) as proxy:
+        df = (spark.readStream.format("kinesis")
+              .options(streamName=stream, endpointUrl=proxy.endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+        with tempfile.TemporaryDirectory() as checkpoint:
+            query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).start()
+            time.sleep(5)
+            before = dict(proxy.get_records_calls_by_shard())
+            time.sleep(seconds)
+            after = dict(proxy.get_records_calls_by_shard())
+            batches = sum(1 for p in query.recentProgress if p["numInputRows"] > 0)
+            query.stop()
+    per_shard = [after.get(k, 0) - before.get(k, 0) for k in after if k[0] == stream]
+    return {"seconds": seconds, "getRecordsPerShard": per_shard, "perShardPerMinute": round(
+        max(per_shard) * 60 / seconds, 1), "batchesWithData": batches}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--sizes", default="100,1000")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--rate", type=int, default=1000)
+    parser.add_argument("--latency-seconds", type=int, default=30)
+    parser.add_argument("--idle-seconds", type=int, default=60)
+    parser.add_argument("--plot", action="store_true", help="write docs/img/source-throughput.png")
+    args = parser.parse_args()
+    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from spark_kinesis import configure_spark_with_kinesis
+
+    builder = (SparkSession.builder.master("local[2]").appName("source-bench").config("spark.ui.enabled", "false")
+               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.memory", "2g"))
+    spark = configure_spark_with_kinesis(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    results = {"throughput": [], "latency": None, "idle": None}
+    with local_kinesis.start(local_kinesis.KINESALITE) as server:
+        kinesis = streams.client(server)
+        for size in [int(s) for s in args.sizes.split(",")]:
+            records = args.records if size <= 100 else args.records // 4
+            stream = f"bench-{size}-{uuid.uuid4().hex[:8]}"
+            streams.create_stream(kinesis, stream, 4)
+            fill(kinesis, stream, records, size)
+            for run in range(args.repeat):
+                row = {"size": size, "records": records, "run": run,
+                       "plain": round(plain(server, stream, records)),
+                       "connector": round(connector(spark, server.endpoint, stream, records))}
+                row["ratio"] = round(row["connector"] / row["plain"], 3)
+                print(json.dumps(row), flush=True)
+                results["throughput"].append(row)
+            kinesis.delete_stream(StreamName=stream)
+        results["latency"] = latency(spark, kinesis, server.endpoint, args.rate, args.latency_seconds)
+        print(json.dumps({"latency": results["latency"]}), flush=True)
+        results["idle"] = idle_cost(spark, server, kinesis, args.idle_seconds)
+        print(json.dumps({"idle": results["idle"]}), flush=True)
+    spark.stop()
+    out = ROOT / "build" / "bench-source.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+    if args.plot:
+        plot(results)
+
+
+def plot(results: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted({r["size"] for r in results["throughput"]})
+    best = {(s, k): max(r[k] for r in results["throughput"] if r["size"] == s) for s in sizes for k in ("plain", "connector")}
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    xs = range(len(sizes))
+    ax.bar([x - 0.2 for x in xs], [best[(s, "plain")] for s in sizes], 0.4, label="plain SDK GetRecords loop")
+    ax.bar([x + 0.2 for x in xs], [best[(s, "connector")] for s in sizes], 0.4, label="connector, AvailableNow → noop")
+    ax.set_xticks(list(xs), [f"{s} B records" for s in sizes])
+    ax.set_ylabel("records / s (best run)")
+    ax.set_title("Source throughput, kinesalite, 4 shards, local[2]")
+    ax.legend()
+    fig.tight_layout()
+    target = ROOT / "docs" / "img" / "source-throughput.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(target, dpi=120)
+    print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()
