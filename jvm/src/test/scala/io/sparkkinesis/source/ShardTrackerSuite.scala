@@ -1,0 +1,102 @@
+package io.sparkkinesis.source
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
+import software.amazon.awssdk.services.kinesis.KinesisClient
+import software.amazon.awssdk.services.kinesis.model._
+
+/** A ListShards-only fake: a stream with `shards` shards served in pages, checking the API's paging rules. */
+final class PagedListShards(shardsOf: Map[String, Seq[Shard]], pageSize: Int) extends KinesisClient {
+  val requests = mutable.ArrayBuffer.empty[ListShardsRequest]
+  override def serviceName(): String = "kinesis"
+  override def close(): Unit = ()
+  override def listShards(r: ListShardsRequest): ListShardsResponse = synchronized {
+    requests += r
+    val (stream, from) = Option(r.nextToken()) match {
+      case Some(token) =>
+        require(r.streamName() == null && r.streamARN() == null, "NextToken must not come with StreamName or StreamARN")
+        val Array(s, i) = token.split("#")
+        (s, i.toInt)
+      case None => (Option(r.streamName()).getOrElse(r.streamARN().split("/").last), 0)
+    }
+    val all = shardsOf.getOrElse(stream, throw ResourceNotFoundException.builder().message(s"no stream $stream").build())
+    val page = all.slice(from, from + math.min(pageSize, Option(r.maxResults()).map(_.intValue).getOrElse(pageSize)))
+    val next = from + page.size
+    val b = ListShardsResponse.builder().shards(page.asJava)
+    if (next < all.size) b.nextToken(s"$stream#$next")
+    b.build()
+  }
+}
+
+object PagedListShards {
+  def shard(id: Int, parents: Seq[Int] = Nil, closed: Boolean = false): Shard = {
+    val b = Shard.builder().shardId(f"shardId-$id%012d")
+      .hashKeyRange(HashKeyRange.builder().startingHashKey("0").endingHashKey("1").build())
+      .sequenceNumberRange {
+        val s = SequenceNumberRange.builder().startingSequenceNumber("1")
+        if (closed) s.endingSequenceNumber("100")
+        s.build()
+      }
+    parents.headOption.foreach(p => b.parentShardId(f"shardId-$p%012d"))
+    parents.drop(1).headOption.foreach(p => b.adjacentParentShardId(f"shardId-$p%012d"))
+    b.build()
+  }
+}
+
+class ShardTrackerSuite extends AnyFunSuite {
+  import PagedListShards.shard
+
+  private val orders = StreamRef("orders", None, None)
+
+  test("a stream with 2,500 shards is listed completely across pages, following the paging rules, in bounded time") {
+    val fake = new PagedListShards(Map("orders" -> (0 until 2500).map(i => shard(i))), pageSize = 1000)
+    val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 1000)
+    val started = System.nanoTime()
+    val listed = tracker.list()
+    val offset = KinesisSourceOffset(listed.keys.map(k => k -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
+    val readable = tracker.readable(offset)
+    val millis = (System.nanoTime() - started) / 1000000
+    assert(listed.size == 2500)
+    assert(readable.size == 2500)
+    assert(fake.requests.size == 3)
+    assert(fake.requests.head.streamName() == "orders" && fake.requests.head.nextToken() == null)
+    assert(fake.requests.tail.forall(r => r.streamName() == null && r.nextToken() != null))
+    assert(millis < 5000, s"listing and planning 2,500 shards took $millis ms")
+  }
+
+  test("a stream named by ARN is listed by ARN, and later pages carry only the token") {
+    val arn = "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
+    val fake = new PagedListShards(Map("orders" -> (0 until 5).map(i => shard(i))), pageSize = 2)
+    new ShardTracker(fake, Seq(StreamRef("orders", Some(arn), Some("us-east-1"))), 1000).list()
+    assert(fake.requests.head.streamARN() == arn)
+    assert(fake.requests.size == 3)
+    assert(fake.requests.tail.forall(r => r.streamARN() == null && r.streamName() == null))
+  }
+
+  test("children wait until every parent is Ended in the offset; shards whose parents are unknown are readable") {
+    val shards = Seq(shard(0, closed = true), shard(1, closed = true), shard(2, Seq(0)), shard(3, Seq(0)),
+      shard(4, Seq(1, 3)), shard(5, Seq(99)))
+    val tracker = new ShardTracker(new PagedListShards(Map("orders" -> shards), 1000), Seq(orders), 1000)
+    tracker.list()
+    def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
+    val after = ShardPosition.After(RecordPosition("5", 0, lastInAggregate = true))
+    val start = KinesisSourceOffset((0 to 5).map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
+    assert(tracker.readable(start) == Seq(key(0), key(1), key(5)))
+    val parent0Done = start.updated(key(0), ShardPosition.Ended).updated(key(1), after)
+    assert(tracker.readable(parent0Done) == Seq(key(1), key(2), key(3), key(5)))
+    val mergeHalfDone = parent0Done.updated(key(3), ShardPosition.Ended)
+    assert(!tracker.readable(mergeHalfDone).contains(key(4)), "a merge child waits for both parents")
+    assert(tracker.readable(mergeHalfDone.updated(key(1), ShardPosition.Ended)).contains(key(4)))
+  }
+
+  test("a stream that does not exist fails with a clear error rather than looking finished") {
+    val tracker = new ShardTracker(new PagedListShards(Map.empty, 1000), Seq(orders), 1000)
+    val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.list())
+    assert(e.getMessage.startsWith("[KINESIS_STREAM_NOT_FOUND] Stream 'orders' does not exist"))
+  }
+}
