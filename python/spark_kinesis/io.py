@@ -124,9 +124,11 @@ def write_kinesis(
 ) -> Optional[DataStreamWriter]:
     """Write a DataFrame to a stream with PutRecords.
 
-    ``df`` has the columns ``data`` (binary or string) and ``partitionKey`` (string). A batch DataFrame is written
+    ``df`` has a ``data`` column (binary or string) and may have ``partitionKey`` (string; otherwise the
+    ``partitionKeyColumn`` option names one, or each record gets a random key), ``explicitHashKey`` and
+    ``streamName`` (per-row target; ``stream`` is the default for rows without one). A batch DataFrame is written
     at once (returns ``None``); for a streaming DataFrame the configured ``DataStreamWriter`` is returned, to be
-    started with a checkpoint location.
+    started with a checkpoint location. Writes are at-least-once; see docs/sink.md for de-duplication.
 
     Example::
 

@@ -106,6 +106,14 @@ object KinesisErrors {
       s"Kinesis rejected the record at $position for stream '$stream' with $errorCode: $errorMessage. " +
         "Retrying cannot fix this error; check the stream, its encryption key and the record.")
 
+  /** One record of the sink kept failing until its retry budget was spent. */
+  def putRetriesExhausted(position: String, stream: String, failures: Int, errorCodes: Iterable[String],
+                          lastError: Option[Throwable]): KinesisException =
+    new KinesisException("KINESIS_RETRIES_EXHAUSTED",
+      s"The record at $position for stream '$stream' failed $failures times; error codes seen: " +
+        s"${errorCodes.mkString(", ")}${lastError.map(e => s"; last error: ${safeMessage(e)}").getOrElse("")}. " +
+        "Raise 'maxRetries'/'maxRetryDuration', or add shards if the stream is throttling.", lastError.orNull)
+
   /** A stream ARN whose region differs from the region the sink writes to. */
   def streamInOtherRegion(stream: String, streamRegion: String, region: String): KinesisException =
     new KinesisException("KINESIS_INVALID_SINK_ROW",

@@ -4,11 +4,12 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.PartitionReader
 
 import io.sparkkinesis.aws.KinesisClients
+import io.sparkkinesis.prefetch.BufferedRecord
 import io.sparkkinesis.source.KinesisBatchInputPartition
-import software.amazon.awssdk.services.kinesis.model.Record
 
 /**
- * Executor side of a batch read: reads the partition's shards one after another. A shard is done when it has
+ * Executor side of a batch read: reads the partition's shards one after another, splitting KPL aggregates into
+ * their user records. A shard is done when it has
  * ended, when a record arrived after the query's planning time, or when a call returns nothing while the shard
  * is at its tip (MillisBehindLatest 0).
  */
@@ -17,7 +18,7 @@ final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) e
   private val shards = partition.shards.iterator
   private var fetcher: ShardFetcher = _
   private var converter: RecordConverter = _
-  private var buffered: Iterator[Record] = Iterator.empty
+  private var buffered: Iterator[BufferedRecord] = Iterator.empty
   private var shardDone = true
   private var current: InternalRow = _
 
@@ -25,7 +26,7 @@ final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) e
     while (true) {
       if (buffered.hasNext) {
         val r = buffered.next()
-        if (r.approximateArrivalTimestamp().toEpochMilli > partition.asOfMillis) {
+        if (r.arrivalMillis > partition.asOfMillis) {
           shardDone = true
           buffered = Iterator.empty
         } else {
@@ -34,7 +35,7 @@ final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) e
         }
       } else if (!shardDone) {
         val fetched = fetcher.fetch()
-        buffered = fetched.records.iterator
+        buffered = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis)
         shardDone = fetched.shardEnded || (fetched.records.isEmpty && fetched.millisBehindLatest == 0)
       } else if (shards.hasNext) {
         val s = shards.next()

@@ -28,7 +28,7 @@ final class KinesisMicroBatchPartitionReader(p: KinesisMicroBatchInputPartition)
   override def next(): Boolean =
     if (records.hasNext) {
       val r = records.next()
-      current = converter.toRow(r.data, r.partitionKey, r.position.sequenceNumber, r.position.subSequence, r.arrivalMillis)
+      current = converter.toRow(r)
       true
     } else false
 

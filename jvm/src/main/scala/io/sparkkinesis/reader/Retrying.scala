@@ -19,7 +19,14 @@ object Failure {
   /** Anything else (validation, bad arguments): retrying cannot help. */
   case object Fatal extends Failure
 
+  /** Error codes of rejected credentials or signatures (sent as HTTP 400 or 403): retrying cannot help. */
+  val CredentialCodes: Set[String] = Set("UnrecognizedClientException", "InvalidSignatureException",
+    "ExpiredTokenException", "IncompleteSignature", "MissingAuthenticationToken", "InvalidClientTokenId",
+    "AccessDeniedException", "SignatureDoesNotMatch")
+
   def of(t: Throwable): Failure = t match {
+    case e: software.amazon.awssdk.awscore.exception.AwsServiceException if CredentialCodes.contains(code(e)) =>
+      AccessDenied
     case _: ProvisionedThroughputExceededException | _: LimitExceededException | _: KmsThrottlingException => Throttled
     case _: ExpiredIteratorException => ExpiredIterator
     case _: ResourceNotFoundException => NotFound

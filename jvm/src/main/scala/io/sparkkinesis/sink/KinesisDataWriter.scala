@@ -55,10 +55,24 @@ final class KinesisDataWriter(options: SinkOptions, schema: SinkSchema, partitio
     rowIndex += 1
   }
 
+  /**
+   * Spark hands a task's rows here and reads [[currentMetricsValues]] right after, before `commit`: sending
+   * everything before returning makes the metrics complete.
+   */
+  override def writeAll(rows: java.util.Iterator[InternalRow]): Unit = {
+    while (rows.hasNext) write(rows.next())
+    finishSending()
+  }
+
   override def commit(): WriterCommitMessage = {
+    finishSending()
+    KinesisWriterCommitMessage(counters.recordsWritten)
+  }
+
+  /** Sends every record still held and waits until all landed, or fails. */
+  private def finishSending(): Unit = {
     packer.foreach(_.flush().foreach(sender.offer))
     sender.flush()
-    KinesisWriterCommitMessage(counters.recordsWritten)
   }
 
   override def abort(): Unit = sender.close()

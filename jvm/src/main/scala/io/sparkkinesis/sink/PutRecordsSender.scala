@@ -51,6 +51,8 @@ final class PutRecordsSender(
   private val inFlight = mutable.HashSet.empty[CompletableFuture[PutRecordsResponse]]
   private val errorCodes = mutable.TreeMap.empty[String, Int]
   private var failure: Throwable = _
+  // The latest whole-call error, reported as the cause when a record's budget is spent.
+  private var lastCallError: Option[Throwable] = None
 
   // Responses handed over by the client's threads.
   private val lock = new ReentrantLock()
@@ -187,11 +189,11 @@ final class PutRecordsSender(
         case e: CompletionException if e.getCause != null => e.getCause
         case e => e
       }
-      val kind = if (CredentialCodes.contains(Failure.code(cause))) Failure.AccessDenied else Failure.of(cause)
-      kind match {
+      Failure.of(cause) match {
         case f @ (Failure.Throttled | Failure.Transient) =>
           val throttled = f == Failure.Throttled
           if (throttled) limiter.onCall(throttled = true)
+          lastCallError = Some(cause)
           c.batch.foreach(e => retryLater(pending, e, Failure.code(cause), throttled))
         case Failure.NotFound => fail(KinesisErrors.streamNotFound(ref.toString, cause))
         case Failure.AccessDenied => fail(KinesisErrors.accessDenied(ref.toString, "PutRecords", cause))
@@ -230,8 +232,8 @@ final class PutRecordsSender(
     if (e.failures == 1) e.firstFailureNanos = now
     val budget = settings.retry
     if (e.failures > budget.maxRetries || now - e.firstFailureNanos >= budget.maxDuration.toNanos) {
-      fail(KinesisErrors.retriesExhausted(s"Sending the record at ${e.position} to stream '${streams(e.stream)}'",
-        e.failures, errorCodes.map { case (k, n) => s"$k ($n)" }, null))
+      fail(KinesisErrors.putRetriesExhausted(e.position, streams(e.stream).toString, e.failures,
+        errorCodes.map { case (k, n) => s"$k ($n)" }, lastCallError))
     } else {
       counters.retriedRecords += 1
       e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.backoff.delayMillis(e.failures - 1))
@@ -250,10 +252,6 @@ object PutRecordsSender {
   /** Per-record error codes worth another try; any other code fails the task. */
   val RetryableCodes: Set[String] = Set("ProvisionedThroughputExceededException", "InternalFailure",
     "KMSThrottlingException", "ServiceUnavailable")
-  /** Whole-call error codes of rejected credentials or signatures (HTTP 400 or 403): never retried. */
-  val CredentialCodes: Set[String] = Set("UnrecognizedClientException", "InvalidSignatureException",
-    "ExpiredTokenException", "IncompleteSignature", "MissingAuthenticationToken", "InvalidClientTokenId",
-    "AccessDeniedException", "SignatureDoesNotMatch")
   val ThrottleCodes: Set[String] = Set("ProvisionedThroughputExceededException", "KMSThrottlingException")
 
   private final case class Completion(

@@ -99,7 +99,8 @@ object SinkSchema {
     val pk = indexOf(keyColumn)
     if (partitionKeyColumn.isDefined && pk < 0)
       throw fail(s"Column '$keyColumn' named by option 'partitionKeyColumn' is missing.", "Fix the option or add the column.")
-    if (pk >= 0 && !KeyTypes.contains(typeOf(pk)))
+    val keyTypes = if (partitionKeyColumn.isDefined) KeyTypes else Set[DataType](StringType)
+    if (pk >= 0 && !keyTypes.contains(typeOf(pk)))
       throw fail(s"Column '$keyColumn' (the partition key) has type ${typeOf(pk).simpleString}.",
         s"Cast it: CAST($keyColumn AS STRING).")
     SinkSchema(d, dataIsString, pk, if (pk >= 0) typeOf(pk) else StringType,

@@ -65,7 +65,7 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
   test("S2: with 20% of records throttled at random, only those are retried, all land once, metrics count them") {
     val stream = freshStream(2)
     val fake = new FaultInjectingClient(Some(realClient), seed = 2, entryFailureRate = 0.2)
-    val n = 5000
+    val n = 3000
     val metrics = writeTask(options(server, stream, FixedClientFactory(fake)), textSchema,
       (0 until n).iterator.map(i => row(s"r$i", s"k${i % 50}")))
 
@@ -91,7 +91,7 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     val stream = freshStream(4)
     val fake = new FaultInjectingClient(Some(realClient), seed = 3, entryFailureRate = 0.3)
     val keys = 25
-    val perKey = 160
+    val perKey = 60
     val input = (0 until keys * perKey).map(i => (s"k${i % keys}", i / keys))
     writeTask(options(server, stream, FixedClientFactory(fake), Map("ordering" -> "perKey")), textSchema,
       input.iterator.map { case (k, seq) => row(s"$k:$seq", k) })
@@ -166,7 +166,7 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
         Iterator(row("x", "k")))
     }
     assert(e.condition == "KINESIS_RETRIES_EXHAUSTED")
-    assert(e.getMessage.contains("failed after 4 attempts"))
+    assert(e.getMessage.contains("The record at row 0 of partition 0 (task 1) for stream 's' failed 4 times"))
     assert(e.getMessage.contains("ProvisionedThroughputExceededException"))
     assert(fake.recordedCalls.size == 4)
   }
@@ -230,5 +230,24 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     assert(users.sorted == (0 until n).map(i => s"agg-$i" + ("." * (i % 200))).sorted)
     assert(metrics(SinkMetrics.RecordsWritten) == n)
     assert(fake.recordedCalls.forall(c => c.bytes <= 5L * Mi))
+  }
+
+  test("aggregation=kpl with ordering=perKey keeps every key's order under partial failures") {
+    val stream = freshStream(3)
+    val fake = new FaultInjectingClient(Some(realClient), seed = 9, entryFailureRate = 0.3)
+    val keys = 30
+    val perKey = 200
+    writeTask(options(server, stream, FixedClientFactory(fake),
+      Map("aggregation" -> "kpl", "ordering" -> "perKey", "aggregationMaxSize" -> "1k")), textSchema,
+      (0 until keys * perKey).iterator.map(i => row(s"k${i % keys}:${i / keys}", s"k${i % keys}")))
+    assert(fake.injectedFailures >= 10, s"only ${fake.injectedFailures} aggregates failed")
+    val users = readAll(server, stream).flatMap { r =>
+      io.sparkkinesis.kpl.Kpl.deaggregate(r.data, r.partitionKey).getOrElse(fail("not an aggregate"))
+    }
+    assert(users.size == keys * perKey)
+    users.groupBy(_.partitionKey).foreach { case (key, records) =>
+      val seqs = records.map(u => new String(u.data, StandardCharsets.UTF_8).split(':')(1).toInt)
+      assert(seqs == (0 until perKey), s"key $key arrived in order $seqs")
+    }
   }
 }

@@ -42,7 +42,7 @@ class SinkSchemaSuite extends AnyFunSuite {
     assert(extra.startsWith("[KINESIS_INVALID_SINK_SCHEMA] Unexpected column(s) extra.") && extra.contains(expected))
     assert(error(schema("partitionKey" -> StringType)).contains("Column 'data' is missing"))
     assert(error(schema("data" -> IntegerType)).contains("Column 'data' has type int"))
-    assert(error(schema("data" -> StringType, "partitionKey" -> BinaryType)).contains("Column 'partitionKey' (the partition key) has type binary"))
+    assert(error(schema("data" -> StringType, "partitionKey" -> LongType)).contains("Column 'partitionKey' (the partition key) has type bigint"))
     assert(error(schema("data" -> StringType, "streamName" -> IntegerType)).contains("Column 'streamName' has type int"))
     assert(error(schema("data" -> StringType, "explicitHashKey" -> LongType)).contains("Column 'explicitHashKey' has type bigint"))
   }

@@ -83,7 +83,7 @@ object SinkTestStreams {
                 partitionId: Int = 0): Map[String, Long] = {
     val writer = new KinesisDataWriter(options, SinkSchema.of(schema, options.partitionKeyColumn), partitionId, 1L)
     try {
-      rows.foreach(writer.write)
+      writer.writeAll(rows.asJava)
       writer.commit()
       writer.currentMetricsValues().map(m => m.name() -> m.value()).toMap
     } catch {

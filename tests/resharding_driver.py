@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A standalone PySpark driver for the resharding tests (tests/test_resharding.py).
+
+The tests start it as a subprocess in its own session (``start_new_session=True``), so one ``os.killpg`` with
+SIGKILL ends the whole driver (this Python process and the JVM it launches) at a chosen point of the
+checkpoint's life, or they ask it to stop cleanly by creating the ``stop_file``.
+
+Usage::
+
+    python tests/resharding_driver.py CONFIG_JSON_FILE
+
+The config file is one JSON object:
+
+* ``master``: Spark master (default ``local[2]``); ``conf``: extra Spark confs.
+* ``source``: the connector's options (``streamName``, ``endpointUrl``, ...).
+* ``checkpoint``: the query's checkpoint folder.
+* ``output``: a folder; ``foreachBatch`` writes ``batch-<id>.json`` per batch id (replaced atomically, so a batch
+  re-run after a crash overwrites its file: an idempotent sink keyed by batch id), holding
+  ``{"batch", "pid", "time", "rows": [[data, partitionKey, shardId, sequenceNumber, subSequenceNumber], ...]}``,
+  and appends one line per execution to ``runs.log`` (``{"batch", "pid", "rows", "time"}``) so the test sees
+  which batches ran twice.
+* ``trigger_ms``: processing-time trigger interval (default 500).
+* ``batch_sleep``: seconds to sleep in ``foreachBatch`` after the batch file is written, before Spark commits
+  the batch (widens the "planned and run but not committed" window of crash tests). Default 0.
+* ``stop_file``: when this file exists the driver stops the query and exits 0.
+* ``status``: a folder where ``started.json`` is written once the query runs.
+* ``max_seconds``: the driver stops the query and exits 3 when it is still running after this long.
+
+Exit codes: 0 stopped cleanly, 1 the query failed, 3 timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def main(config_path: str) -> int:
+    config = json.loads(Path(config_path).read_text())
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    from pyspark.sql import SparkSession
+
+    from spark_kinesis import configure_spark_with_kinesis
+
+    builder = (
+        SparkSession.builder.master(config.get("master", "local[2]"))
+        .appName("spark-kinesis-resharding-driver")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    for key, value in config.get("conf", {}).items():
+        builder = builder.config(key, str(value))
+    spark = configure_spark_with_kinesis(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+
+    output = Path(config["output"])
+    output.mkdir(parents=True, exist_ok=True)
+    status = Path(config["status"])
+    status.mkdir(parents=True, exist_ok=True)
+    stop_file = Path(config["stop_file"]) if config.get("stop_file") else None
+    batch_sleep = float(config.get("batch_sleep", 0))
+    runs_log = output / "runs.log"
+
+    df = spark.readStream.format("kinesis").options(**config["source"]).load().selectExpr(
+        "CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
+
+    def each_batch(batch_df, batch_id):
+        rows = [[r.data, r.partitionKey, r.shardId, r.sequenceNumber, r.subSequenceNumber]
+                for r in batch_df.collect()]
+        now = time.time()
+        _write_atomically(output / f"batch-{batch_id:06d}.json",
+                          json.dumps({"batch": batch_id, "pid": os.getpid(), "time": now, "rows": rows}))
+        with open(runs_log, "a") as f:
+            f.write(json.dumps({"batch": batch_id, "pid": os.getpid(), "rows": len(rows), "time": now}) + "\n")
+        if batch_sleep > 0:
+            time.sleep(batch_sleep)
+
+    query = (df.writeStream.foreachBatch(each_batch)
+             .option("checkpointLocation", config["checkpoint"])
+             .trigger(processingTime=f"{int(config.get('trigger_ms', 500))} milliseconds")
+             .start())
+    _write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
+                                                          "runId": str(query.runId)}))
+    code = 0
+    deadline = time.monotonic() + float(config.get("max_seconds", 300))
+    try:
+        while True:
+            if query.awaitTermination(0.2):
+                if query.exception() is not None:
+                    print(f"resharding_driver: query failed: {query.exception()}", file=sys.stderr)
+                    code = 1
+                break
+            if stop_file is not None and stop_file.exists():
+                query.stop()
+                break
+            if time.monotonic() > deadline:
+                print("resharding_driver: query still running after max_seconds; stopping it", file=sys.stderr)
+                code = 3
+                break
+    except Exception as e:  # awaitTermination raises the query's failure
+        print(f"resharding_driver: query failed: {e}", file=sys.stderr)
+        code = 1
+    finally:
+        if query.isActive:
+            query.stop()
+        spark.stop()
+    return code
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

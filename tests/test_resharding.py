@@ -1,0 +1,848 @@
+"""Resharding under a running streaming query (issue 4, "Done when" items 1-5, 7 and 8).
+
+Every record written carries ``{"id", "key", "seq"}``: a global id, its partition key (also the Kinesis
+partition key, 30 keys) and a per-key sequence number. Every test checks, on what the query delivered:
+
+* exactly once: the delivered ids are exactly ``0..N-1``, once each, and each row's shard and sequence
+  number are those PutRecords returned for that id;
+* per-key order: per key, rows ordered by (batch id, sequence number as an integer, sub-sequence number)
+  have strictly increasing ``seq``;
+* lineage, against Spark's offset log: a child shard's rows are only in batches whose start offset has
+  every parent (present in it) ``{"ended":true}``, so its first row comes in a later batch than its
+  parents' last rows; every row lies in the range its batch planned for its shard; shard positions never
+  go back from one offset to the next.
+
+In-process tests use the session's ``spark`` (local[2]) with a ``foreachBatch`` that keeps rows per batch
+id (a re-run batch replaces its rows). Crash and four-core tests run ``tests/resharding_driver.py`` as a
+subprocess in its own process group, which writes one file per batch id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+
+import pytest
+
+from conftest import connector_options
+from harness import streams
+from harness.fault_proxy import FaultProxy
+
+KEYS = 30
+TRIGGER_MS = 500
+# The design's default discovery interval is 10 s; tests list shards every second.
+SOURCE_OPTIONS = {"initialPosition": "trim_horizon", "shardDiscoveryInterval": "1s"}
+HALF = 2 ** 127
+TESTS_DIR = Path(__file__).resolve().parent
+DRIVER = TESTS_DIR / "resharding_driver.py"
+# What a record written just before a reshard may wait, at most, to be delivered (no stall).
+MAX_DELIVERY_LATENCY_S = 30.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+class Writer:
+    """Writes ``{"id","key","seq"}`` records; remembers where each id landed (shard, sequence number, time).
+
+    ``write`` writes synchronously; ``start`` writes in a background thread (continuous writes while the
+    main thread reshards). One writer thread at a time, so per-key order in Kinesis is the ``seq`` order.
+    """
+
+    def __init__(self, kinesis, stream: str, keys: int = KEYS):
+        self.kinesis = kinesis
+        self.stream = stream
+        self.keys = keys
+        self.next_id = 0
+        self.seq: Counter = Counter()
+        self.placed: Dict[int, Tuple[str, str]] = {}
+        self.written_at: Dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        self._error: Optional[BaseException] = None
+
+    @property
+    def written(self) -> int:
+        with self._lock:
+            return len(self.placed)
+
+    def write(self, count: int, chunk: int = 50, pause: float = 0.0) -> None:
+        for start in range(0, count, chunk):
+            ids, records = [], []
+            for _ in range(min(chunk, count - start)):
+                i = self.next_id
+                key = f"key-{i % self.keys:02d}"
+                records.append((json.dumps({"id": i, "key": key, "seq": self.seq[key]}), key))
+                self.seq[key] += 1
+                self.next_id += 1
+                ids.append(i)
+            results = streams.put_records(self.kinesis, self.stream, records)
+            now = time.time()
+            with self._lock:
+                for i, r in zip(ids, results):
+                    self.placed[i] = (r["ShardId"], r["SequenceNumber"])
+                    self.written_at[i] = now
+            if pause:
+                time.sleep(pause)
+
+    def start(self, count: int, chunk: int = 50, pause: float = 0.05) -> "Writer":
+        def run():
+            try:
+                self.write(count, chunk, pause)
+            except BaseException as e:  # reported by join()
+                self._error = e
+
+        self._thread = threading.Thread(target=run, name=f"writer-{self.stream}", daemon=True)
+        self._thread.start()
+        return self
+
+    def wait_written(self, n: int, timeout: float = 120.0) -> None:
+        await_(lambda: self.written >= n or self._error is not None or not self._thread.is_alive(), timeout,
+               f"{n} records written")
+        if self._error is not None:
+            raise self._error
+
+    def join(self, timeout: float = 180.0) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise TimeoutError(f"the writer did not finish in {timeout:.0f} s ({self.written} written)")
+        if self._error is not None:
+            raise self._error
+
+    def last_sequence_on(self, shard_id: str) -> str:
+        return max((seq for s, seq in self.placed.values() if s == shard_id), key=int)
+
+
+def await_(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not reached after {timeout:.0f} s")
+        time.sleep(interval)
+
+
+def split_in_half(kinesis, stream: str, shard_id: str) -> None:
+    """SplitShard at the middle of the shard's hash range; waits for ACTIVE."""
+    shard = next(s for s in streams.list_shards(kinesis, stream) if s["ShardId"] == shard_id)
+    lo, hi = int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
+    kinesis.split_shard(StreamName=stream, ShardToSplit=shard_id, NewStartingHashKey=str((lo + hi + 1) // 2))
+    streams.wait_active(kinesis, stream)
+
+
+def merge(kinesis, stream: str, a: str, b: str) -> None:
+    kinesis.merge_shards(StreamName=stream, ShardToMerge=a, AdjacentShardToMerge=b)
+    streams.wait_active(kinesis, stream)
+
+
+def update_shard_count(kinesis, stream: str, target: int) -> None:
+    kinesis.update_shard_count(StreamName=stream, TargetShardCount=target, ScalingType="UNIFORM_SCALING")
+    streams.wait_active(kinesis, stream)
+    listing = streams.list_shards(kinesis, stream)
+    open_shards = [s["ShardId"] for s in listing if s["ShardId"] not in closed_shards(listing)]
+    assert len(open_shards) == target, open_shards
+
+
+def lineage(listing: List[Dict[str, Any]]) -> Dict[str, List[str]]:
+    """shard id -> its parents, from ListShards."""
+    return {s["ShardId"]: [p for p in (s.get("ParentShardId"), s.get("AdjacentParentShardId")) if p]
+            for s in listing}
+
+
+def closed_shards(listing: List[Dict[str, Any]]) -> set:
+    """Shards that have a child (so they are closed, whatever EndingSequenceNumber the server reports)."""
+    return {p for parents in lineage(listing).values() for p in parents}
+
+
+# ---------------------------------------------------------------------------------------------
+# What the query delivered
+# ---------------------------------------------------------------------------------------------
+
+class Delivered(NamedTuple):
+    batch: int
+    id: int
+    key: str
+    seq: int
+    partition_key: str
+    shard: str
+    sequence_number: str
+    sub: int
+    time: float
+
+
+def _rows(batch: int, when: float, raw: Iterable[Iterable[Any]]) -> List[Delivered]:
+    out = []
+    for data, partition_key, shard, seqnum, sub in raw:
+        d = json.loads(data)
+        out.append(Delivered(batch, d["id"], d["key"], d["seq"], partition_key, shard, seqnum, int(sub), when))
+    return out
+
+
+class Collector:
+    """``foreachBatch`` target for in-process queries: rows per batch id (a re-run batch replaces its rows)."""
+
+    def __init__(self):
+        self.batches: Dict[int, List[Delivered]] = {}
+        self.replayed: List[int] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, df, batch_id: int) -> None:
+        raw = df.selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber",
+                            "subSequenceNumber").collect()
+        rows = _rows(batch_id, time.time(), [tuple(r) for r in raw])
+        with self._lock:
+            if batch_id in self.batches:
+                self.replayed.append(batch_id)
+            self.batches[batch_id] = rows
+
+    def rows(self) -> List[Delivered]:
+        with self._lock:
+            return [r for b in sorted(self.batches) for r in self.batches[b]]
+
+    def ids(self) -> set:
+        return {r.id for r in self.rows()}
+
+
+def read_batch_files(output: Path) -> Dict[int, List[Delivered]]:
+    """The subprocess driver's output: one file per batch id."""
+    batches = {}
+    for f in sorted(output.glob("batch-*.json")):
+        b = json.loads(f.read_text())
+        batches[b["batch"]] = _rows(b["batch"], b["time"], b["rows"])
+    return batches
+
+
+def read_runs(output: Path) -> List[Dict[str, Any]]:
+    path = output / "runs.log"
+    return [json.loads(line) for line in path.read_text().splitlines() if line] if path.exists() else []
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark's offset log
+# ---------------------------------------------------------------------------------------------
+
+def _numbered(folder: Path) -> List[int]:
+    return sorted(int(f) for f in os.listdir(folder) if f.isdigit()) if folder.is_dir() else []
+
+
+def commits(checkpoint: Path) -> List[int]:
+    return _numbered(checkpoint / "commits")
+
+
+def offset_batches(checkpoint: Path) -> List[int]:
+    return _numbered(checkpoint / "offsets")
+
+
+def _source_offset(text: str, stream: str) -> Dict[str, Dict[str, Any]]:
+    root = json.loads(text)
+    assert root["version"] == 1, root
+    return root["streams"].get(stream, {})
+
+
+def read_offset(checkpoint: Path, batch: int, stream: str) -> Dict[str, Dict[str, Any]]:
+    """Our source's offset at the end of ``batch`` (the last line of ``offsets/<batch>``); -1: the initial one."""
+    if batch < 0:
+        return _source_offset((checkpoint / "sources" / "0" / "kinesis-initial-offset.json").read_text(), stream)
+    lines = (checkpoint / "offsets" / str(batch)).read_text().strip().splitlines()
+    return _source_offset(lines[-1], stream)
+
+
+def read_offsets(checkpoint: Path, stream: str) -> Dict[int, Dict[str, Dict[str, Any]]]:
+    out = {}
+    for n in offset_batches(checkpoint):
+        try:
+            out[n] = read_offset(checkpoint, n, stream)
+        except (ValueError, IndexError):  # being written (Spark writes a temp file and renames it)
+            pass
+    return out
+
+
+def is_ended(position: Optional[Dict[str, Any]]) -> bool:
+    return bool(position) and position.get("ended") is True
+
+
+def _rank(position: Dict[str, Any]) -> Tuple:
+    if position.get("ended"):
+        return (2,)
+    if "after" in position:
+        return (1, int(position["after"]), int(position["sub"]))
+    return (0,)
+
+
+def describe(position: Optional[Dict[str, Any]]) -> str:
+    if position is None:
+        return "absent"
+    if position.get("ended"):
+        return "ended"
+    if "after" in position:
+        return f"after {position['after'][-8:]}"
+    return f"start {position.get('start')}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+
+def check_exactly_once(rows: List[Delivered], writer: Writer) -> None:
+    n = writer.written
+    counts = Counter(r.id for r in rows)
+    missing = sorted(set(range(n)) - set(counts))
+    duplicates = {i: c for i, c in counts.items() if c > 1}
+    unknown = sorted(set(counts) - set(range(n)))
+    if missing or duplicates or unknown:
+        where = defaultdict(list)
+        for r in rows:
+            if r.id in duplicates:
+                where[r.id].append((r.batch, r.shard, r.sequence_number[-8:]))
+        placed_missing = Counter(writer.placed[i][0] for i in missing)
+        raise AssertionError(
+            f"not exactly once: {len(rows)} rows for {n} ids; {len(missing)} missing (first {missing[:10]}, "
+            f"by shard written to {dict(placed_missing)}); {len(duplicates)} duplicated (first "
+            f"{dict(list(where.items())[:5])}); {len(unknown)} unknown {unknown[:10]}")
+    wrong = [(r.id, r.shard, r.sequence_number, writer.placed[r.id]) for r in rows
+             if (r.shard, r.sequence_number) != writer.placed[r.id] or r.partition_key != r.key]
+    assert not wrong, f"{len(wrong)} rows whose shard/sequence number/key differ from what was written: {wrong[:5]}"
+
+
+def check_key_order(rows: List[Delivered]) -> None:
+    by_key = defaultdict(list)
+    for r in rows:
+        by_key[r.key].append(r)
+    for key, key_rows in by_key.items():
+        key_rows.sort(key=lambda r: (r.batch, int(r.sequence_number), r.sub))
+        for a, b in zip(key_rows, key_rows[1:]):
+            assert b.seq > a.seq, (
+                f"per-key order broken for {key}: seq {a.seq} (batch {a.batch}, {a.shard}) is followed by "
+                f"seq {b.seq} (batch {b.batch}, {b.shard})")
+
+
+def check_lineage_and_offsets(rows: List[Delivered], listing: List[Dict[str, Any]], checkpoint: Path,
+                              stream: str) -> Dict[str, Tuple[int, int]]:
+    """Children after parents, against batch ids and the offset log; returns shard -> (first, last) batch."""
+    parents = lineage(listing)
+    offsets = read_offsets(checkpoint, stream)
+    batches_of = defaultdict(set)
+    for r in rows:
+        batches_of[r.shard].add(r.batch)
+    span = {s: (min(b), max(b)) for s, b in batches_of.items()}
+
+    for child, ps in parents.items():
+        for p in ps:
+            if child in span and p in span:
+                assert span[child][0] > span[p][1], (
+                    f"child {child} delivered from batch {span[child][0]}, but its parent {p} until batch "
+                    f"{span[p][1]}: {span}")
+
+    def start_offset(batch: int) -> Dict[str, Dict[str, Any]]:
+        return offsets[batch - 1] if batch > 0 else read_offset(checkpoint, -1, stream)
+
+    for shard, shard_batches in batches_of.items():
+        for b in shard_batches:
+            start = start_offset(b)
+            for p in parents.get(shard, []):
+                assert p not in start or is_ended(start[p]), (
+                    f"{shard} read in batch {b} while its parent {p} is {describe(start.get(p))} in the batch's "
+                    f"start offset")
+
+    # Each row lies in the range (start, end] that its batch planned for its shard.
+    for r in rows:
+        start, end = start_offset(r.batch).get(r.shard), offsets[r.batch].get(r.shard)
+        assert end is not None and "after" in end, (r, describe(end))
+        pos = (1, int(r.sequence_number), r.sub)
+        assert pos <= _rank(end), (r, describe(end))
+        assert start is None or _rank(start) < pos, (r, describe(start))
+
+    # Positions never go back; a shard leaves the offset only once ended.
+    ordered = sorted(offsets)
+    for a, b in zip(ordered, ordered[1:]):
+        for shard, pos in offsets[a].items():
+            if shard in offsets[b]:
+                assert _rank(offsets[b][shard]) >= _rank(pos), (
+                    f"{shard} went back from {describe(pos)} (batch {a}) to {describe(offsets[b][shard])} "
+                    f"(batch {b})")
+            else:
+                assert is_ended(pos), f"{shard} left the offset in batch {b} while {describe(pos)}"
+    return span
+
+
+def all_closed_ended(checkpoint: Path, stream: str, listing: List[Dict[str, Any]]) -> bool:
+    """Whether the latest offset has every closed shard ended (or already dropped)."""
+    batches = offset_batches(checkpoint)
+    if not batches:
+        return False
+    try:
+        latest = read_offset(checkpoint, batches[-1], stream)
+    except (ValueError, IndexError):
+        return False
+    return all(s not in latest or is_ended(latest[s]) for s in closed_shards(listing))
+
+
+def check_all(rows: List[Delivered], writer: Writer, kinesis, stream: str, checkpoint: Path,
+              max_latency: Optional[float] = MAX_DELIVERY_LATENCY_S) -> Dict[str, Tuple[int, int]]:
+    check_exactly_once(rows, writer)
+    check_key_order(rows)
+    listing = streams.list_shards(kinesis, stream)
+    span = check_lineage_and_offsets(rows, listing, checkpoint, stream)
+    # Every shard that received records was read, and every closed shard ended in the offset.
+    written_to = {s for s, _ in writer.placed.values()}
+    assert written_to <= set(span), (written_to, span)
+    latest = read_offset(checkpoint, offset_batches(checkpoint)[-1], stream)
+    not_ended = {s: describe(latest.get(s)) for s in closed_shards(listing) if s in latest and not is_ended(latest[s])}
+    assert not not_ended, f"closed shards not ended in the last offset: {not_ended}"
+    # No record waited long: nothing stalled around the reshard.
+    if max_latency is not None:
+        latency = max(r.time - writer.written_at[r.id] for r in rows)
+        assert latency < max_latency, f"a record took {latency:.1f} s to be delivered"
+    return span
+
+
+# ---------------------------------------------------------------------------------------------
+# In-process queries
+# ---------------------------------------------------------------------------------------------
+
+def start_query(spark, server, stream: str, checkpoint: Path, collector: Collector, **extra):
+    options = dict(connector_options(server), streamName=stream, **SOURCE_OPTIONS)
+    options.update({k: str(v) for k, v in extra.items()})
+    df = spark.readStream.format("kinesis").options(**options).load()
+    return (df.writeStream.foreachBatch(collector).option("checkpointLocation", str(checkpoint))
+            .trigger(processingTime=f"{TRIGGER_MS} milliseconds").start())
+
+
+def diagnose(rows: List[Delivered], writer: Writer, kinesis, stream: str, checkpoint: Path) -> str:
+    """For a timeout: per shard, what was written and delivered, where the last offset stands, and what the
+    server returns after that position."""
+    delivered = {r.id for r in rows}
+    batches = offset_batches(checkpoint)
+    latest = read_offset(checkpoint, batches[-1], stream) if batches else {}
+    lines = [f"{len(delivered)} of {writer.written} ids delivered; last offset batch {batches[-1] if batches else None}"
+             f", last commit {(commits(checkpoint) or [None])[-1]}"]
+    for shard in sorted({s for s, _ in writer.placed.values()} | set(latest)):
+        ids = [i for i, (s, _) in writer.placed.items() if s == shard]
+        missing = sorted((int(writer.placed[i][1]), i) for i in ids if i not in delivered)
+        pos = latest.get(shard)
+        line = (f"  {shard}: written {len(ids)}, missing {len(missing)}, offset {describe(pos)}")
+        if missing:
+            line += f", first missing id {missing[0][1]} seq ...{str(missing[0][0])[-8:]}"
+        if pos and "after" in pos:
+            try:
+                it = kinesis.get_shard_iterator(StreamName=stream, ShardId=shard,
+                                                ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                                                StartingSequenceNumber=pos["after"])["ShardIterator"]
+                got = kinesis.get_records(ShardIterator=it, Limit=10000)
+                line += (f"; server after that position: {len(got['Records'])} records, "
+                         f"next iterator {'set' if got.get('NextShardIterator') else 'null'}")
+            except Exception as e:  # diagnostics only
+                line += f"; server read failed: {e}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def await_running(query, timeout: float = 90.0) -> None:
+    """Until the query has run its first batch, so records written from now on arrive while it runs."""
+    await_(lambda: query.lastProgress is not None or not query.isActive, timeout, "the query's first batch")
+    assert query.isActive, f"the query stopped: {query.exception()}"
+
+
+def await_delivery(query, collector: Collector, writer: Writer, kinesis, stream: str, checkpoint: Path,
+                   timeout: float = 120.0) -> None:
+    """Until every written id is delivered and every closed shard is ended in the offset log; then a short
+    settle, so a late duplicate would be seen."""
+    def done():
+        if not query.isActive:
+            return True
+        return (len(collector.ids()) >= writer.written
+                and all_closed_ended(checkpoint, stream, streams.list_shards(kinesis, stream)))
+
+    try:
+        await_(done, timeout, f"all {writer.written} records delivered and every closed shard ended", 0.25)
+    except TimeoutError as e:
+        raise TimeoutError(f"{e}; {diagnose(collector.rows(), writer, kinesis, stream, checkpoint)}") from None
+    assert query.isActive, f"the query stopped: {query.exception()}"
+    time.sleep(2 * TRIGGER_MS / 1000)
+    assert query.isActive, f"the query stopped: {query.exception()}"
+
+
+def _server(request, kind: str):
+    return request.getfixturevalue({"kinesis-mock": "kinesis_mock_server", "kinesalite": "kinesalite_server"}[kind])
+
+
+def _summary(name: str, span: Dict[str, Tuple[int, int]], rows: List[Delivered], extra: str = "") -> None:
+    batches = len({r.batch for r in rows})
+    print(f"\n[{name}] {len(rows)} rows in {batches} non-empty batches; shard (first, last) batch: "
+          f"{dict(sorted(span.items()))} {extra}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 1 and 8: split mid-stream under continuous writes (kinesis-mock and kinesalite)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["kinesis-mock", "kinesalite"])
+def test_split_mid_stream_under_continuous_writes(spark, request, kind, stream_name, tmp_path):
+    server = _server(request, kind)
+    n = 2000
+    kinesis = streams.client(server)
+    streams.create_stream(kinesis, stream_name, 1)
+    checkpoint = tmp_path / "cp"
+    collector = Collector()
+    query = start_query(spark, server, stream_name, checkpoint, collector)
+    try:
+        await_running(query)
+        # About 5 s of writes on each side of the split.
+        writer = Writer(kinesis, stream_name).start(n, chunk=20, pause=0.1)
+        writer.wait_written(n // 2)
+        split_in_half(kinesis, stream_name, "shardId-000000000000")
+        writer.join()
+        await_delivery(query, collector, writer, kinesis, stream_name, checkpoint)
+    finally:
+        query.stop()
+    rows = collector.rows()
+    span = check_all(rows, writer, kinesis, stream_name, checkpoint)
+    children = [s for s, ps in lineage(streams.list_shards(kinesis, stream_name)).items() if ps]
+    assert len(children) == 2 and all(c in span for c in children), (children, span)
+    parent_first, parent_last = span["shardId-000000000000"]
+    assert all(span[c][0] > parent_last for c in children), span
+    # The writes were concurrent with the query: the parent was read over several batches.
+    assert parent_last > parent_first, span
+    _summary(f"split/{kind}", span, rows, f"replayed {collector.replayed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2 and 8: merge, the child waits for both parents (kinesis-mock and kinesalite)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["kinesis-mock", "kinesalite"])
+def test_merge_holds_the_child_until_both_parents_are_consumed(spark, request, kind, stream_name, tmp_path):
+    server = _server(request, kind)
+    n = 2000
+    kinesis = streams.client(server)
+    streams.create_stream(kinesis, stream_name, 2)
+    checkpoint = tmp_path / "cp"
+    collector = Collector()
+    # A small per-trigger budget makes the parents end in different batches, more often than not.
+    query = start_query(spark, server, stream_name, checkpoint, collector, maxRecordsPerTrigger=300)
+    try:
+        await_running(query)
+        writer = Writer(kinesis, stream_name).start(n, chunk=20, pause=0.1)
+        writer.wait_written(n // 2)
+        merge(kinesis, stream_name, "shardId-000000000000", "shardId-000000000001")
+        writer.join()
+        await_delivery(query, collector, writer, kinesis, stream_name, checkpoint)
+    finally:
+        query.stop()
+    rows = collector.rows()
+    span = check_all(rows, writer, kinesis, stream_name, checkpoint)
+    parents = lineage(streams.list_shards(kinesis, stream_name))["shardId-000000000002"]
+    assert sorted(parents) == ["shardId-000000000000", "shardId-000000000001"], parents
+    child_first = span["shardId-000000000002"][0]
+    assert all(child_first > span[p][1] for p in parents), span
+    _summary(f"merge/{kind}", span, rows, f"replayed {collector.replayed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 3: split, merge, UpdateShardCount 4 -> 8 -> (4) -> 3 while writing (kinesis-mock)
+# ---------------------------------------------------------------------------------------------
+
+def test_chain_of_split_merge_and_update_shard_count_while_writing(spark, kinesis_mock_server, stream_name,
+                                                                    tmp_path):
+    n = 3000
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 4)
+    checkpoint = tmp_path / "cp"
+    collector = Collector()
+    query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector)
+    try:
+        await_running(query)
+        writer = Writer(kinesis, stream_name).start(n, chunk=25, pause=0.1)
+        steps = [
+            # A -> B, C, then B, C -> D: a merge whose parents are themselves children.
+            lambda: split_in_half(kinesis, stream_name, "shardId-000000000000"),
+            lambda: merge(kinesis, stream_name, "shardId-000000000004", "shardId-000000000005"),
+            # The service refuses to go below half the open shards in one call, so 8 -> 3 goes through 4.
+            lambda: update_shard_count(kinesis, stream_name, 8),
+            lambda: update_shard_count(kinesis, stream_name, 4),
+            lambda: update_shard_count(kinesis, stream_name, 3),
+        ]
+        for i, step in enumerate(steps):
+            writer.wait_written(n * (i + 1) // (len(steps) + 1))
+            step()
+        writer.join()
+        await_delivery(query, collector, writer, kinesis, stream_name, checkpoint, timeout=180)
+    finally:
+        query.stop()
+    rows = collector.rows()
+    listing = streams.list_shards(kinesis, stream_name)
+    span = check_all(rows, writer, kinesis, stream_name, checkpoint)
+    open_shards = [s["ShardId"] for s in listing if s["ShardId"] not in closed_shards(listing)]
+    assert len(open_shards) == 3, listing
+    _summary("chain", span, rows, f"{len(listing)} shards; replayed {collector.replayed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 5: restart from a checkpoint taken before the reshard (kinesis-mock)
+# ---------------------------------------------------------------------------------------------
+
+def test_restart_from_a_checkpoint_taken_before_a_split(spark, kinesis_mock_server, stream_name, tmp_path):
+    parent = "shardId-000000000000"
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    writer = Writer(kinesis, stream_name)
+    writer.write(1000)
+    checkpoint = tmp_path / "cp"
+    collector = Collector()
+
+    # First run: stop while the parent is only partly read.
+    query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector, maxRecordsPerTrigger=150)
+    try:
+        await_(lambda: len(commits(checkpoint)) >= 3 or not query.isActive, 90, "three committed batches")
+        assert query.isActive, query.exception()
+    finally:
+        query.stop()
+    last_commit = commits(checkpoint)[-1]
+    at_stop = read_offset(checkpoint, last_commit, stream_name)[parent]
+    assert "after" in at_stop and int(at_stop["after"]) < int(writer.last_sequence_on(parent)), (
+        f"the parent should be partly read when the query stops: {at_stop}")
+    first_run_batches = set(collector.batches)
+
+    split_in_half(kinesis, stream_name, parent)
+    writer.write(1000)
+
+    query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector, maxRecordsPerTrigger=300)
+    try:
+        await_delivery(query, collector, writer, kinesis, stream_name, checkpoint)
+    finally:
+        query.stop()
+    rows = collector.rows()
+    span = check_all(rows, writer, kinesis, stream_name, checkpoint, max_latency=None)
+
+    # The parent resumed right after its checkpointed position (not at its trim horizon).
+    parent_seqs = sorted(int(seq) for s, seq in writer.placed.values() if s == parent)
+    resumed = [r for r in rows if r.shard == parent and r.batch > last_commit]
+    assert resumed, "the parent's remaining records were not read after the restart"
+    first_resumed = min(int(r.sequence_number) for r in resumed)
+    assert first_resumed == next(s for s in parent_seqs if s > int(at_stop["after"])), (first_resumed, at_stop)
+    children = [s for s, ps in lineage(streams.list_shards(kinesis, stream_name)).items() if ps]
+    assert all(span[c][0] > span[parent][1] for c in children), span
+    _summary("restart", span, rows, f"stopped after batch {last_commit} at parent {describe(at_stop)}; "
+             f"first run batches {sorted(first_run_batches)}; replayed {collector.replayed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Subprocess driver
+# ---------------------------------------------------------------------------------------------
+
+class Driver:
+    """tests/resharding_driver.py in its own process group."""
+
+    def __init__(self, folder: Path, source: Dict[str, str], checkpoint: Path, output: Path, **config: Any):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.stop_file = folder / "stop"
+        self.config = dict(source=source, checkpoint=str(checkpoint), output=str(output), status=str(folder),
+                           stop_file=str(self.stop_file), max_seconds=240, **config)
+        self.proc: Optional[subprocess.Popen] = None
+
+    def start(self) -> "Driver":
+        cfg = self.folder / "config.json"
+        cfg.write_text(json.dumps(self.config))
+        env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", AWS_EC2_METADATA_DISABLED="true",
+                   PYSPARK_PYTHON=sys.executable)
+        self.log = open(self.folder / "driver.log", "w")
+        self.proc = subprocess.Popen([sys.executable, str(DRIVER), str(cfg)], stdout=self.log,
+                                     stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        return self
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group (Python driver, JVM, Python workers)."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(30)
+        self.log.close()
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """Asks the driver to stop the query; kills it when it does not exit in time."""
+        self.stop_file.touch()
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+        self.kill()  # leftovers of the group, if any
+        return code
+
+    def tail(self, lines: int = 40) -> str:
+        path = self.folder / "driver.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def await_driver_delivery(driver: Driver, output: Path, writer: Writer, kinesis, stream: str, checkpoint: Path,
+                          timeout: float = 150.0) -> None:
+    def done():
+        if not driver.alive():
+            return True
+        delivered = {r.id for rows in read_batch_files(output).values() for r in rows}
+        return (len(delivered) >= writer.written
+                and all_closed_ended(checkpoint, stream, streams.list_shards(kinesis, stream)))
+
+    await_(done, timeout, "all records delivered by the driver", 0.25)
+    assert driver.alive(), f"the driver exited with {driver.proc.returncode}:\n{driver.tail()}"
+    time.sleep(2 * TRIGGER_MS / 1000)
+    assert driver.alive(), f"the driver exited with {driver.proc.returncode}:\n{driver.tail()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# 7: one shard, four cores, split while the query runs (kinesis-mock)
+# ---------------------------------------------------------------------------------------------
+
+def test_one_shard_on_four_cores_survives_a_split(kinesis_mock_server, stream_name, tmp_path):
+    n = 2000
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    checkpoint, output = tmp_path / "cp", tmp_path / "out"
+    source = dict(connector_options(kinesis_mock_server), streamName=stream_name, **SOURCE_OPTIONS)
+    driver = Driver(tmp_path / "driver", source, checkpoint, output, master="local[4]", trigger_ms=TRIGGER_MS)
+    driver.start()
+    try:
+        await_(lambda: (tmp_path / "driver" / "started.json").exists() or not driver.alive(), 90, "driver start")
+        assert driver.alive(), driver.tail()
+        writer = Writer(kinesis, stream_name).start(n, chunk=20, pause=0.1)
+        writer.wait_written(n // 2)
+        split_in_half(kinesis, stream_name, "shardId-000000000000")
+        writer.join()
+        await_driver_delivery(driver, output, writer, kinesis, stream_name, checkpoint)
+        assert driver.stop() == 0, driver.tail()
+    finally:
+        driver.kill()
+    rows = [r for _, b in sorted(read_batch_files(output).items()) for r in b]
+    span = check_all(rows, writer, kinesis, stream_name, checkpoint)
+    log = driver.tail(400)
+    assert "Exception" not in log and "ERROR" not in log, log
+    _summary("four-cores", span, rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4: crash at shard end (kinesis-mock behind a counting proxy)
+# ---------------------------------------------------------------------------------------------
+
+# window -> (trigger ms, foreachBatch sleep) that makes the window wide enough to land in.
+CRASH_WINDOWS = {
+    # The batch that delivers the parent's last records has committed; the parent is not ended yet.
+    "last_records_committed": (1500, 0.0),
+    # The batch that marks the parent ended has committed; no child batch planned yet.
+    "end_committed": (1500, 0.0),
+    # The batch that marks the parent ended is in the offset log and ran, but has not committed.
+    "end_planned_not_committed": (TRIGGER_MS, 1.5),
+}
+WINDOW_HITS: Dict[str, str] = {}
+
+
+def _kill_state(checkpoint: Path, stream: str, parent: str, parent_last: str) -> Dict[str, Any]:
+    offsets = read_offsets(checkpoint, stream)
+    done = commits(checkpoint)
+    last_records = [n for n, o in sorted(offsets.items()) if o.get(parent, {}).get("after") == parent_last]
+    ended = [n for n, o in sorted(offsets.items()) if is_ended(o.get(parent))]
+    return {"offsets": max(offsets) if offsets else -1, "commits": done[-1] if done else -1,
+            "last_records_batch": last_records[0] if last_records else None,
+            "end_batch": ended[0] if ended else None}
+
+
+def _window_reached(window: str, s: Dict[str, Any], committed: set) -> bool:
+    if window == "last_records_committed":
+        return s["last_records_batch"] is not None and s["last_records_batch"] in committed
+    if window == "end_committed":
+        return s["end_batch"] is not None and s["end_batch"] in committed
+    return s["end_batch"] is not None
+
+
+def _window_hit(window: str, s: Dict[str, Any]) -> bool:
+    """Whether the state at the kill is exactly the intended one."""
+    if window == "last_records_committed":
+        return s["last_records_batch"] == s["commits"] == s["offsets"] and s["end_batch"] is None
+    if window == "end_committed":
+        return s["end_batch"] == s["commits"] == s["offsets"]
+    return s["end_batch"] == s["offsets"] == s["commits"] + 1
+
+
+@pytest.mark.parametrize("window", list(CRASH_WINDOWS))
+def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock_server, stream_name, tmp_path,
+                                                                    window):
+    parent = "shardId-000000000000"
+    trigger_ms, batch_sleep = CRASH_WINDOWS[window]
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    writer = Writer(kinesis, stream_name)
+    writer.write(500)
+    split_in_half(kinesis, stream_name, parent)
+    writer.write(500)
+    parent_last = writer.last_sequence_on(parent)
+    checkpoint, output = tmp_path / "cp", tmp_path / "out"
+
+    with FaultProxy(kinesis_mock_server) as proxy:  # counts GetRecords per shard (JSON, so CBOR off)
+        source = dict(connector_options(proxy), streamName=stream_name, maxRecordsPerTrigger="200",
+                      **SOURCE_OPTIONS)
+        first = Driver(tmp_path / "run1", source, checkpoint, output, trigger_ms=trigger_ms,
+                       batch_sleep=batch_sleep)
+        first.start()
+        try:
+            def reached():
+                if not first.alive():
+                    return True
+                state = _kill_state(checkpoint, stream_name, parent, parent_last)
+                return _window_reached(window, state, set(commits(checkpoint)))
+
+            await_(reached, 120, f"window {window}", interval=0.005)
+            assert first.alive(), f"driver exited early:\n{first.tail()}"
+        finally:
+            first.kill()
+        state = _kill_state(checkpoint, stream_name, parent, parent_last)
+        hit = _window_hit(window, state)
+        WINDOW_HITS[window] = f"{'hit' if hit else 'missed'} {state}"
+        print(f"\n[crash/{window}] {'HIT' if hit else 'MISSED'} the window; state at the kill: {state}")
+        if not hit:
+            warnings.warn(f"crash window {window} missed, state at the kill: {state}")
+        before = {b: [tuple(r[1:8]) for r in rows] for b, rows in read_batch_files(output).items()}
+        committed_at_kill = read_offset(checkpoint, state["commits"], stream_name) if state["commits"] >= 0 else {}
+        proxy.reset_counters()
+
+        second = Driver(tmp_path / "run2", source, checkpoint, output, trigger_ms=TRIGGER_MS)
+        second.start()
+        try:
+            await_driver_delivery(second, output, writer, kinesis, stream_name, checkpoint)
+            assert second.stop() == 0, second.tail()
+        finally:
+            second.kill()
+        parent_calls = proxy.get_records_calls_by_shard().get((stream_name, parent), 0)
+
+    batches = read_batch_files(output)
+    rows = [r for _, b in sorted(batches.items()) for r in b]
+    span = check_all(rows, writer, kinesis, stream_name, checkpoint, max_latency=None)
+
+    # The parent is not read again: its rows are all in batches planned before the kill, a batch re-run after
+    # the restart has exactly the rows it had before, and the parent costs at most the one call that finds
+    # its end when the committed offset did not say it had ended yet.
+    assert span[parent][1] <= state["offsets"], (span, state)
+    for b, old in before.items():
+        assert [tuple(r[1:8]) for r in batches[b]] == old, f"batch {b} re-ran with other rows"
+    if is_ended(committed_at_kill.get(parent)) or state["end_batch"] is not None:
+        assert parent_calls == 0, f"{parent_calls} GetRecords calls on the ended parent after the restart"
+    else:
+        assert parent_calls <= 2, f"{parent_calls} GetRecords calls on the parent after the restart"
+    reruns = Counter(run["batch"] for run in read_runs(output))
+    _summary(f"crash/{window}", span, rows, f"state at kill {state}; parent GetRecords after restart "
+             f"{parent_calls}; batches run twice {sorted(b for b, c in reruns.items() if c > 1)}")

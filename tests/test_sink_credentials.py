@@ -1,0 +1,107 @@
+"""The sink with STS AssumeRole against moto's STS server on loopback, through the source's options.
+
+The local Kinesis servers accept any signature, so what proves the role was assumed is moto's own record of
+the AssumeRole calls (``/moto-api/data.json``): the role, the session name and the external id the options
+gave. An STS endpoint that does not answer makes the write fail instead of falling back to the base keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import connector_options
+from harness import streams
+
+from spark_kinesis import read_kinesis
+
+ROLE_ARN = "arn:aws:iam::123456789012:role/kinesis-writer"
+START_TIMEOUT_S = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def moto_sts(tmp_path_factory):
+    """moto's server on a free loopback port; yields its endpoint; stopped by PID."""
+    port = _free_port()
+    log = open(Path(tmp_path_factory.mktemp("moto")) / "moto.log", "w")
+    server = Path(sys.executable).with_name("moto_server")
+    process = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=2).read()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"moto_server did not start on {endpoint}")
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+
+
+def _assumed_roles(endpoint):
+    data = json.load(urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10))
+    return data.get("sts", {}).get("AssumedRole", [])
+
+
+def _role_options(server, sts_endpoint, session):
+    return dict(connector_options(server), roleArn=ROLE_ARN, roleSessionName=session,
+                roleExternalId="sink-test-external-id", stsEndpointUrl=sts_endpoint)
+
+
+def test_sink_and_source_assume_the_role(spark, kinesalite_server, moto_sts, stream_name):
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    session = f"sink-{os.getpid()}-{time.monotonic_ns()}"
+    options = _role_options(kinesalite_server, moto_sts, session)
+
+    spark.range(50).selectExpr("CAST(id AS STRING) AS data", "'k' AS partitionKey") \
+        .write.format("kinesis").options(**options, streamName=stream_name).mode("append").save()
+
+    roles = [r for r in _assumed_roles(moto_sts) if r["session_name"] == session]
+    assert roles, "the sink never called AssumeRole"
+    assert all(r["role_arn"] == ROLE_ARN and r["external_id"] == "sink-test-external-id" for r in roles)
+    assert sorted(int(r["data"]) for r in streams.read_all(kinesis, stream_name)) == list(range(50))
+    # The very same options read the stream back.
+    assert read_kinesis(spark, stream_name, **options).count() == 50
+
+
+def test_unreachable_sts_fails_the_write(spark, kinesalite_server, stream_name):
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    # Connection errors are retried as transient (STS may be briefly unreachable): a small budget ends it.
+    options = dict(_role_options(kinesalite_server, f"http://127.0.0.1:{_free_port()}", "unreachable"),
+                   maxRetries="2")
+    df = spark.createDataFrame([("a", "k")], "data string, partitionKey string")
+    start = time.monotonic()
+    with pytest.raises(Exception) as err:
+        df.write.format("kinesis").options(**options, streamName=stream_name).mode("append").save()
+    message = str(err.value)
+    assert "[KINESIS_RETRIES_EXHAUSTED]" in message and "failed 3 times" in message
+    assert "last error: SdkClientException: Unable to execute HTTP request: Connection refused" in message
+    assert "awssdk.services.sts" in message, "the refused connection must be the STS call (Kinesis is up)"
+    assert time.monotonic() - start < 60
+    assert streams.read_all(streams.client(kinesalite_server), stream_name) == []

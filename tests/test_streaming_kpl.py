@@ -1,0 +1,213 @@
+"""KPL aggregated records through the streaming source (issue 3, Done when 7).
+
+The aggregates are made by the PyPI package ``aws_kinesis_agg`` (its ``RecordAggregator``) and put with
+boto3, never by this project's code: the source must turn each into one row per user record, with the
+user record's partition key and data and ``subSequenceNumber`` 0..n-1, exactly once, also when a query
+stops and restarts from a checkpoint whose offsets end inside an aggregate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+from aws_kinesis_agg.aggregator import RecordAggregator
+
+from conftest import connector_options
+from harness import streams
+
+# Aggregation factors, cycled: 1 (an aggregate of one), small, prime and large ones.
+FACTORS = (1, 2, 3, 5, 8, 13, 1, 21, 34, 7, 55, 4, 64, 11)
+
+
+class UserRecord(NamedTuple):
+    data: str
+    partition_key: str
+    #: Index of the Kinesis record (aggregate or plain record) it was put in, and its place there.
+    kinesis_record: int
+    sub: int
+    aggregated: bool
+
+
+def _make_records(user_count: int, plain_every: int = 6) -> Tuple[List[dict], List[UserRecord]]:
+    """PutRecords entries (aggregates from aws_kinesis_agg, and some plain records between them) and the user
+    records they carry, in the order written."""
+    entries: List[dict] = []
+    expected: List[UserRecord] = []
+    made = 0
+    plain = 0
+    for n, factor in enumerate(FACTORS * 1000):
+        if made >= user_count:
+            break
+        factor = min(factor, user_count - made)
+        aggregator = RecordAggregator()
+        # Every third aggregate routes by explicit hash key (the record's own key table holds it too).
+        explicit: Optional[str] = str((n * 7919) % (2 ** 128)) if n % 3 == 2 else None
+        for sub in range(factor):
+            data = f"user-{made:05d}-" + "x" * (made % 50)
+            key = f"pk-{made % 41}"  # repeated keys: the aggregate's key table has fewer keys than records
+            assert aggregator.add_user_record(key, data, explicit) is None, "aggregate filled up unexpectedly"
+            expected.append(UserRecord(data, key, len(entries), sub, True))
+            made += 1
+        record = aggregator.clear_and_get()
+        assert record.get_num_user_records() == factor
+        pk, ehk, blob = record.get_contents()
+        entry = {"Data": blob, "PartitionKey": pk}
+        if ehk:
+            entry["ExplicitHashKey"] = ehk
+        entries.append(entry)
+        if n % plain_every == 0:
+            data = f"plain-{plain:04d}"
+            expected.append(UserRecord(data, f"plain-key-{plain % 7}", len(entries), 0, False))
+            entries.append({"Data": data.encode(), "PartitionKey": f"plain-key-{plain % 7}"})
+            plain += 1
+    return entries, expected
+
+
+def _reader(spark, server, stream, **extra):
+    opts = dict(connector_options(server), streamName=stream, **{k: str(v) for k, v in extra.items()})
+    return spark.readStream.format("kinesis").options(**opts).load()
+
+
+def _await(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} (after {timeout:.0f} s)")
+        time.sleep(0.1)
+
+
+class _Row(NamedTuple):
+    data: str
+    partitionKey: str  # noqa: N815 (the column names)
+    shardId: str  # noqa: N815
+    sequenceNumber: str  # noqa: N815
+    subSequenceNumber: int  # noqa: N815
+
+
+_COLUMNS = ("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
+
+
+def _check_rows(rows, expected: List[UserRecord]) -> None:
+    """One row per user record, exactly once, with its partition key, data and place in its aggregate."""
+    by_data: Dict[str, list] = {}
+    for r in rows:
+        by_data.setdefault(r.data, []).append(r)
+    repeated = {d: len(rs) for d, rs in by_data.items() if len(rs) > 1}
+    assert not repeated, f"{len(repeated)} user records delivered more than once, e.g. {list(repeated.items())[:5]}"
+    missing = [u.data for u in expected if u.data not in by_data]
+    assert not missing, f"{len(missing)} user records never delivered, e.g. {missing[:5]}"
+    unexpected = set(by_data) - {u.data for u in expected}
+    assert not unexpected, f"rows nobody wrote: {sorted(unexpected)[:5]}"
+    assert len(rows) == len(expected)
+
+    wrong_keys = [(u.data, u.partition_key, by_data[u.data][0].partitionKey)
+                  for u in expected if by_data[u.data][0].partitionKey != u.partition_key]
+    assert not wrong_keys, f"rows with another record's partition key: {wrong_keys[:5]}"
+
+    # The user records of one Kinesis record share its sequence number and come with sub-sequence numbers
+    # 0..n-1 in the order they were aggregated; a plain record has sub-sequence number 0.
+    groups: Dict[int, List[UserRecord]] = {}
+    for u in expected:
+        groups.setdefault(u.kinesis_record, []).append(u)
+    for members in groups.values():
+        got = [by_data[u.data][0] for u in members]
+        assert len({(r.shardId, r.sequenceNumber) for r in got}) == 1, \
+            f"user records of one Kinesis record have different sequence numbers: {got}"
+        assert [r.subSequenceNumber for r in got] == [u.sub for u in members] == list(range(len(members))), got
+
+
+def test_kpl_aggregates_come_out_one_row_per_user_record(spark, local_kinesis_server, stream_name, tmp_path):
+    kinesis = streams.client(local_kinesis_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    entries, expected = _make_records(1000)
+    streams.put_records(kinesis, stream_name, entries)
+    assert len(entries) < len(expected)
+    assert {u.sub for u in expected} >= set(range(64)), "the largest aggregate holds 64 user records"
+
+    rows = []
+
+    def collect(batch, batch_id):
+        rows.extend(batch.selectExpr(*_COLUMNS).collect())
+
+    df = _reader(spark, local_kinesis_server, stream_name, initialPosition="trim_horizon")
+    query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
+             .trigger(availableNow=True).start())
+    try:
+        assert query.awaitTermination(120), "AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    _check_rows(rows, expected)
+    assert sum(p["numInputRows"] for p in query.recentProgress) == len(expected)
+
+
+def _offset_log(checkpoint: str) -> Dict[int, dict]:
+    """The source offset of every batch in the checkpoint's offset log."""
+    folder = os.path.join(checkpoint, "offsets")
+    out = {}
+    for name in os.listdir(folder):
+        if name.isdigit():
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            out[int(name)] = json.loads(lines[2])  # "v1", batch metadata, then one line per source
+    return out
+
+
+def test_kpl_restart_inside_an_aggregate_neither_repeats_nor_skips(spark, kinesalite_server, stream_name, tmp_path):
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    entries, expected = _make_records(1000)
+    streams.put_records(kinesis, stream_name, entries)
+    checkpoint = str(tmp_path / "cp")
+    # 97 rows per batch (over two shards): batch ends fall inside aggregates, not on their boundaries.
+    limit = 97
+    delivered: Dict[int, list] = {}  # batch id -> rows; a batch run again must bring the same rows
+    replays = []
+
+    def collect(batch, batch_id):
+        got = sorted(tuple(r) for r in batch.selectExpr(*_COLUMNS).collect())
+        if batch_id in delivered:
+            replays.append(batch_id)
+            assert got == delivered[batch_id], f"batch {batch_id} read different rows when run again"
+        delivered[batch_id] = got
+
+    def start(**trigger):
+        df = _reader(spark, kinesalite_server, stream_name, initialPosition="trim_horizon",
+                     maxRecordsPerTrigger=limit)
+        return (df.writeStream.foreachBatch(collect).option("checkpointLocation", checkpoint)
+                .trigger(**trigger).start())
+
+    # First run: stop after a few batches are committed.
+    query = start(processingTime="0 seconds")
+    try:
+        _await(lambda: len(os.listdir(os.path.join(checkpoint, "commits"))) >= 3 * 2 or not query.isActive,
+               120, "three committed batches")  # each commit leaves a file and its .crc
+        assert query.isActive, query.exception()
+    finally:
+        query.stop()
+    first_run = sum(len(rows) for rows in delivered.values())
+    assert 0 < first_run < len(expected)
+
+    # Some batch of the first run ended inside an aggregate (so the restart starts inside one).
+    ends = _offset_log(checkpoint)
+    inside = [(b, shard) for b, o in ends.items() for shards in o["streams"].values()
+              for shard, pos in shards.items() if pos.get("lastSub") is False]
+    assert inside, f"no batch ended inside an aggregate; offsets: {ends}"
+
+    # Second run from the same checkpoint reads the rest and stops.
+    query = start(availableNow=True)
+    try:
+        assert query.awaitTermination(120), "AvailableNow restart did not finish"
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    assert all(len(rows) <= limit for rows in delivered.values()), \
+        {b: len(rows) for b, rows in delivered.items()}
+
+    rows = [_Row(*r) for b in sorted(delivered) for r in delivered[b]]
+    _check_rows(rows, expected)
+    print(f"first run {first_run} rows; restarted inside an aggregate at {inside[:3]}; "
+          f"{len(delivered)} batches, replayed {replays}")
