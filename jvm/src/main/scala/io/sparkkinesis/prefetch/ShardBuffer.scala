@@ -18,13 +18,15 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
   private val records = mutable.ArrayDeque.empty[BufferedRecord]
   private var fetcher: ShardFetcher = _
   private var fetcherBase: ShardPosition = _
-  private var bytesHeld = 0L
+  // Read without the lock by other buffers' prefetch tasks (PrefetchBuffers.totalBytes): taking this buffer's
+  // lock from inside another buffer's would deadlock two tasks filling two shards.
+  @volatile private var bytesHeld = 0L
   private var nextDue = 0L
   private var behind: Option[Long] = None
   private var caughtUp = false
   @volatile var lastUsed: Long = System.currentTimeMillis()
 
-  def bytes: Long = synchronized(bytesHeld)
+  def bytes: Long = bytesHeld
   def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
   def throttled: Long = synchronized(if (fetcher == null) 0L else fetcher.throttled)
 
