@@ -62,13 +62,9 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
     val from = tracker.withNewShards(start.asInstanceOf[KinesisSourceOffset], System.currentTimeMillis())
     var result = from
-    var rounds = 0
     while (result eq from) {
       val due = dueShards(from)
-      if (due.nonEmpty) {
-        rounds += 1
-        result = prefetch(from, due, limit)
-      }
+      if (due.nonEmpty) result = prefetch(from, due, limit)
       if ((result eq from) || result == from) {
         result = from
         // Without AvailableNow, "nothing new" is an answer. With it, an answer of "nothing" ends the query, so
@@ -104,10 +100,12 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
     tracker.readable(offset).forall(finishedForAvailableNow(offset, _))
 
   private def prefetch(from: KinesisSourceOffset, due: Seq[ShardKey], limit: ReadLimit): KinesisSourceOffset = {
-    val active = math.max(1, tracker.readable(from).size)
-    val maxRecords = limitRows(limit).map(n => math.max(1L, (n + active - 1) / active)).getOrElse(Long.MaxValue)
-    val maxBytes = options.maxBytesPerTrigger.map(b => math.max(1L, b / active)).getOrElse(Long.MaxValue)
-    val requests = due.map(k => ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), maxRecords, maxBytes))
+    val recordBudgets = share(limitRows(limit), due.size)
+    val byteBudgets = share(options.maxBytesPerTrigger, due.size)
+    rounds += 1
+    val requests = due.zipWithIndex.map { case (k, i) =>
+      ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), recordBudgets(i), byteBudgets(i))
+    }
     val specs = requests.grouped(options.shardsPerTask).map { group =>
       FetchTaskSpec(sourceId, group, options.connection, options.fetch, availableNowCutoff,
         reports.get(group.head.key).map(_.location))
@@ -119,6 +117,22 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
     fresh.foreach(r => reports = reports.updated(r.key, r))
     metrics.record(fresh.toSeq)
     fresh.foldLeft(from)((o, r) => if (r.end != o.shards(r.key)) o.updated(r.key, r.end) else o)
+  }
+
+  /** Count of prefetch rounds so far; rotates which shards get the remainder of a budget. */
+  private var rounds = 0L
+
+  /**
+   * A per-trigger budget split over `n` shards so that the parts add up to exactly the budget: each gets the
+   * floor, and the remainder goes one by one to shards chosen in turn from round to round.
+   */
+  private def share(budget: Option[Long], n: Int): IndexedSeq[Long] = budget match {
+    case None => IndexedSeq.fill(n)(Long.MaxValue)
+    case Some(total) =>
+      val base = total / n
+      val extra = total % n
+      val offset = (rounds % n).toInt
+      (0 until n).map(i => base + (if (((i - offset + n) % n) < extra) 1L else 0L))
   }
 
   private def limitRows(limit: ReadLimit): Option[Long] = limit match {
