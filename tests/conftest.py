@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from typing import Dict, Iterator
 
@@ -52,3 +53,18 @@ def connector_options(server) -> Dict[str, str]:
 def stream_name(request) -> str:
     """A fresh stream name per test (servers are shared by the whole session)."""
     return f"t-{request.node.name[:40].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:8]}"
+
+
+def stream_reader(spark, server, stream: str, **extra):
+    """A streaming DataFrame of the connector on `stream` of a local server, with extra options."""
+    opts = dict(connector_options(server), streamName=stream, **{k: str(v) for k, v in extra.items()})
+    return spark.readStream.format("kinesis").options(**opts).load()
+
+
+def await_condition(condition, timeout: float, what: str) -> None:
+    """Polls `condition` until it holds; fails naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} (after {timeout:.0f} s)")
+        time.sleep(0.1)

@@ -6,21 +6,13 @@ import time
 
 import pytest
 
+from conftest import await_condition as _await, stream_reader as _reader
 from conftest import connector_options
 from harness import streams
 
 
-def _reader(spark, server, stream, **extra):
-    opts = dict(connector_options(server), streamName=stream, **{k: str(v) for k, v in extra.items()})
-    return spark.readStream.format("kinesis").options(**opts).load()
 
 
-def _await(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(what)
-        time.sleep(0.1)
 
 
 def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_server, stream_name, tmp_path):

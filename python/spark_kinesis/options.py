@@ -67,7 +67,7 @@ OPTIONS: Dict[str, OptionInfo] = {
     "awsSessionToken": OptionInfo("awsSessionToken", "string", "both", None, (), None, None, True),
     "awsProfile": OptionInfo("awsProfile", "string", "both", None, (), None, None, False),
     "roleArn": OptionInfo("roleArn", "string", "both", None, (), None, None, False),
-    "roleExternalId": OptionInfo("roleExternalId", "string", "both", None, (), None, None, True),
+    "roleExternalId": OptionInfo("roleExternalId", "string", "both", None, (), None, None, False),
     "roleSessionName": OptionInfo("roleSessionName", "string", "both", "spark-kinesis", (), None, None, False),
     "stsEndpointUrl": OptionInfo("stsEndpointUrl", "string", "both", None, (), None, None, False),
     "initialPosition": OptionInfo("initialPosition", "enum", "source", None, ("latest", "trim_horizon", "earliest", "at_timestamp"), None, None, False),

@@ -11,7 +11,7 @@ sealed trait CredentialsConfig extends Serializable
 object CredentialsConfig {
   case object DefaultChain extends CredentialsConfig
   final case class Profile(name: String) extends CredentialsConfig
-  /** STS AssumeRole, signed with `base`; the external id is secret. */
+  /** STS AssumeRole, signed with `base`. */
   final case class AssumeRole(
       base: CredentialsConfig,
       roleArn: String,

@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import software.amazon.awssdk.auth.credentials._
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration
-import software.amazon.awssdk.core.retry.RetryMode
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy
 import software.amazon.awssdk.http.Protocol
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
@@ -56,10 +56,13 @@ object KinesisClients {
       b.build()
     }})
 
-  /** The connector does its own retrying (with budgets it can report); the SDK retries only transient I/O. */
+  /**
+   * The connector does all retrying itself (throttling, 5xx and I/O errors, with budgets, pacing and metrics it can
+   * report), so the SDK makes exactly one attempt per call.
+   */
   private def overrides: ClientOverrideConfiguration =
     ClientOverrideConfiguration.builder()
-      .retryStrategy(RetryMode.STANDARD)
+      .retryStrategy(AwsRetryStrategy.doNotRetry())
       .apiCallTimeout(Duration.ofMinutes(2))
       .build()
 

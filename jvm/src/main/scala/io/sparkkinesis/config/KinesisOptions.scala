@@ -42,7 +42,8 @@ object KinesisOptions {
     "IAM role to assume with STS AssumeRole, on top of the credentials above; refreshed before it expires.",
     "Credentials")
   val RoleExternalId: OptionSpec[String] = OptionSpec("roleExternalId", Text, None, Scope.Both, V0_1,
-    "External id to pass to AssumeRole.", "Credentials", secret = true)
+    "External id to pass to AssumeRole. AWS does not treat it as a secret, and Spark shows it in query plans.",
+    "Credentials")
   val RoleSessionName: OptionSpec[String] = OptionSpec("roleSessionName", Text, Some("spark-kinesis"), Scope.Both, V0_1,
     "Session name for AssumeRole (shows in CloudTrail).", "Credentials")
   val StsEndpointUrl: OptionSpec[String] = OptionSpec("stsEndpointUrl", Text, None, Scope.Both, V0_1,

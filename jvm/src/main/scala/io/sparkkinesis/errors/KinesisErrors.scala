@@ -73,7 +73,9 @@ object KinesisErrors {
   def retriesExhausted(what: String, attempts: Int, errorCodes: Iterable[String], cause: Throwable): KinesisException =
     new KinesisException("KINESIS_RETRIES_EXHAUSTED",
       s"$what failed after $attempts attempts; error codes seen: ${errorCodes.toSeq.distinct.sorted.mkString(", ")}. " +
-        "Raise 'maxRetries'/'maxRetryDuration', or add shards if the stream is throttling.", cause)
+        "If the shard is throttled, other consumers share its read limit: reduce them, raise 'minFetchPeriod', or " +
+        "add shards; for connection errors, check that 'endpointUrl' (and 'stsEndpointUrl' with 'roleArn') is " +
+        "reachable.", cause)
 
   def serviceError(what: String, stream: String, cause: Throwable): KinesisException =
     new KinesisException("KINESIS_SERVICE_ERROR", s"$what on stream '$stream' failed: ${safeMessage(cause)}", cause)
