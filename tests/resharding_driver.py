@@ -37,6 +37,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness.local_spark import local_session  # noqa: E402
+
 
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -46,26 +50,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def main(config_path: str) -> int:
     config = json.loads(Path(config_path).read_text())
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-    from pyspark.sql import SparkSession
-
-    from spark_kinesis import configure_spark_with_kinesis
-
-    builder = (
-        SparkSession.builder.master(config.get("master", "local[2]"))
-        .appName("spark-kinesis-resharding-driver")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    for key, value in config.get("conf", {}).items():
-        builder = builder.config(key, str(value))
-    spark = configure_spark_with_kinesis(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark = local_session("spark-kinesis-resharding-driver", config.get("master", "local[2]"), config.get("conf", {}))
 
     output = Path(config["output"])
     output.mkdir(parents=True, exist_ok=True)

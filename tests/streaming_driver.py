@@ -37,6 +37,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness.local_spark import local_session  # noqa: E402
+
 
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -110,31 +114,12 @@ def make_probe(params: dict):
 
 def main(config_path: str) -> int:
     config = json.loads(Path(config_path).read_text())
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType
 
-    from spark_kinesis import configure_spark_with_kinesis
-
-    builder = (
-        SparkSession.builder.master(config.get("master", "local[2]"))
-        .appName("spark-kinesis-crash-driver")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2")
-        # Keep one _spark_metadata file per batch (no compaction), so the test can map files to batches.
-        .config("spark.sql.streaming.fileSink.log.compactInterval", "1000000")
-    )
-    for key, value in config.get("conf", {}).items():
-        builder = builder.config(key, str(value))
-    spark = configure_spark_with_kinesis(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    # Keep one _spark_metadata file per batch (no compaction), so the test can map files to batches.
+    conf = {"spark.sql.streaming.fileSink.log.compactInterval": "1000000", **config.get("conf", {})}
+    spark = local_session("spark-kinesis-crash-driver", config.get("master", "local[2]"), conf)
 
     output = config["output"]
     status = Path(config["status"])

@@ -1,0 +1,33 @@
+"""A local Spark session with the connector's jar, listening on loopback only: for driver scripts run as subprocesses."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Mapping
+
+
+def local_session(app_name: str, master: str = "local[2]", conf: Mapping[str, object] = ()):
+    """Start (or get) a SparkSession for tests: UI off, driver on 127.0.0.1, two shuffle partitions, `conf` on top."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    from pyspark.sql import SparkSession
+
+    from spark_kinesis import configure_spark_with_kinesis
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    for key, value in dict(conf).items():
+        builder = builder.config(key, str(value))
+    spark = configure_spark_with_kinesis(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
