@@ -26,6 +26,19 @@ const server = kinesalite({
   shardLimit: 2000,
 })
 
+// kinesalite rethrows a request's 'error' event (index.js: `req.on('error', function(err) { throw err })`), so a
+// client that dies in the middle of sending a request (a SIGKILLed Spark driver, say) would take the whole server
+// down with it and fail every later test. Such an error concerns only that one request: log it and go on. Any
+// other uncaught error still ends the process, with its stack in the log.
+process.on('uncaughtException', (err) => {
+  if (err && (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.message === 'aborted')) {
+    console.error(`kinesalite.js: a client went away mid-request (${err.code || err.message}); carrying on`)
+    return
+  }
+  console.error(`kinesalite.js: ${(err && err.stack) || err}`)
+  process.exit(1)
+})
+
 server.on('error', (err) => {
   console.error(`kinesalite.js: ${err.stack || err}`)
   process.exit(1)

@@ -337,6 +337,10 @@ class LocalKinesis:
             return self._process.poll() is None
         return _is_alive(self.pid)
 
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the server's log (what it printed before it died, say)."""
+        return _tail(self.log_path, lines)
+
     def stop(self) -> None:
         """SIGTERM, wait up to 10 s, SIGKILL, reap. Safe to call more than once."""
         if self._stopped:

@@ -22,12 +22,30 @@ _FIXTURE_BY_KIND = {
 }
 
 
+# The session's servers, so that a failing test can say when one of them has died under it.
+_SESSION_SERVERS = []
+
+
 def _serve(kind, tmp_path_factory):
     server = local_kinesis.start(kind, workdir=tmp_path_factory.mktemp(kind))
+    _SESSION_SERVERS.append(server)
     try:
         yield server
     finally:
+        _SESSION_SERVERS.remove(server)
         server.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Adds the log of a session server that is no longer running to the report of a failed test."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for server in _SESSION_SERVERS:
+            if not server.is_running():
+                report.sections.append((f"{server.kind} (session server) has exited; its log ends",
+                                        server.log_tail()))
 
 
 @pytest.fixture(scope="session")
