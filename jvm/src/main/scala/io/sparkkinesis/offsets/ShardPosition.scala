@@ -38,6 +38,14 @@ object ShardPosition {
     case Ended => false
   }
 
+  /** For messages: "after sequence number 5", "after sub-record 2 of sequence number 5", "not started (...)". */
+  def describe(position: ShardPosition): String = position match {
+    case After(last) if last.lastInAggregate => s"after sequence number ${last.sequenceNumber}"
+    case After(last) => s"after sub-record ${last.subSequence} of sequence number ${last.sequenceNumber}"
+    case NotStarted(start) => s"not started (to begin at $start)"
+    case Ended => "the end of the shard"
+  }
+
   /**
    * Where to point a new shard iterator to read what comes after `position`, and which user records of the first
    * Kinesis record to skip (those of an aggregate already read).

@@ -33,4 +33,5 @@ final case class ShardReport(
     nextDueMillis: Long,
     getRecordsCalls: Long,
     throttled: Long,
+    dataLoss: Long,
     location: String)

@@ -29,6 +29,8 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
   def bytes: Long = bytesHeld
   def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
   def throttled: Long = synchronized(if (fetcher == null) 0L else fetcher.throttled)
+  /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
+  private var dataLoss = 0L
 
   private def lastPosition: ShardPosition = records.lastOption.map(r => ShardPosition.After(r.position)).getOrElse(base)
 
@@ -44,6 +46,7 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
       case _ if base != null && from == lastPosition =>
         records.clear(); bytesHeld = 0; base = from
       case _ =>
+        if (fetcher != null) dataLoss += fetcher.dataLoss
         records.clear(); bytesHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
     }
   }
@@ -64,7 +67,8 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
     if (fetcher == null) {
       fetcherBase = lastPosition
       val (start, _) = ShardPosition.resumeFrom(fetcherBase)
-      fetcher = new ShardFetcher(client, stream, key.shardId, start, fetch.maxRecordsPerCall, fetch.minPeriodMillis)
+      fetcher = new ShardFetcher(client, stream, key.shardId, start, fetch.maxRecordsPerCall, fetch.minPeriodMillis,
+        fetch.failOnDataLoss)
     }
     if (fetcher.shardEnded) return false
     val skipFrom = lastPosition
@@ -104,7 +108,7 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
     }
     if (n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
     ShardReport(key, end, n, size, records.size - n, bytesHeld - size, behind, caughtUp && n == records.size,
-      pastCutoff, nextDue, calls, throttled, location)
+      pastCutoff, nextDue, calls, throttled, dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location)
   }
 
   /** A copy of the records in (from, to], if the buffer holds all of them. */

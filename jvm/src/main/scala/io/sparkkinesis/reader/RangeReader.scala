@@ -15,7 +15,7 @@ final class RangeReader(p: KinesisMicroBatchInputPartition) {
   def iterator: Iterator[BufferedRecord] = new Iterator[BufferedRecord] {
     private val (start, _) = ShardPosition.resumeFrom(p.from)
     private val fetcher = new ShardFetcher(KinesisClients.sync(p.connection), p.stream, p.key.shardId, start,
-      p.fetch.maxRecordsPerCall, p.fetch.minPeriodMillis)
+      p.fetch.maxRecordsPerCall, p.fetch.minPeriodMillis, p.fetch.failOnDataLoss)
     private var page: Iterator[BufferedRecord] = Iterator.empty
     private var done = false
     private var nextRecord: Option[BufferedRecord] = None

@@ -14,7 +14,6 @@ final case class KinesisMicroBatchInputPartition(
     to: RecordPosition,
     connection: AwsConnection,
     fetch: FetchConfig,
-    failOnDataLoss: Boolean,
     location: Option[String]) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }

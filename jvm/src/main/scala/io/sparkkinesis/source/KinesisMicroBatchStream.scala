@@ -26,7 +26,8 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
 
   private val sourceId = UUID.randomUUID().toString
   private val client = KinesisClients.sync(options.connection)
-  private val tracker = new ShardTracker(client, options.streams, options.shardDiscoveryMillis)
+  private val tracker = new ShardTracker(client, options.streams, options.shardDiscoveryMillis,
+    options.fetch.failOnDataLoss)
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private val metrics = new SourceMetrics
 
@@ -60,7 +61,7 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
   override def latestOffset(): Offset = throw new UnsupportedOperationException("latestOffset(start, limit) is used")
 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
-    val from = tracker.withNewShards(start.asInstanceOf[KinesisSourceOffset], System.currentTimeMillis())
+    val from = tracker.refresh(start.asInstanceOf[KinesisSourceOffset], System.currentTimeMillis())
     var result = from
     while (result eq from) {
       val due = dueShards(from)
@@ -148,7 +149,7 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
       case (k, ShardPosition.After(to)) if !s.shards.get(k).contains(ShardPosition.After(to)) =>
         val fromPos = s.shards.getOrElse(k, ShardPosition.NotStarted(StartPosition.TrimHorizon))
         KinesisMicroBatchInputPartition(sourceId, k, streamsByName(k.stream), fromPos, to, options.connection,
-          options.fetch, options.failOnDataLoss, reports.get(k).map(_.location)): InputPartition
+          options.fetch, reports.get(k).map(_.location)): InputPartition
     }.toArray
   }
 
@@ -159,7 +160,7 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
   override def stop(): Unit = PrefetchBuffers.dropSource(sourceId)
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
-    metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o }).asJava
+    metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o }, tracker.lostShards).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 

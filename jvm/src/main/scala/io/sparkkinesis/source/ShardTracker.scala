@@ -1,18 +1,30 @@
 package io.sparkkinesis.source
 
+import org.apache.spark.internal.Logging
+
 import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import software.amazon.awssdk.services.kinesis.KinesisClient
 
 /**
- * Driver-side shard discovery and lineage. Lists the shards of every stream at most every `intervalMillis`,
- * adds new shards to the offset (reading from their trim horizon), and says which shards may be read now: a
- * child only once each parent it has in the offset has been read to its end in an offset already in Spark's
- * offset log, so per partition key order holds across splits and merges.
+ * Driver-side shard discovery and lineage. Lists the shards of every stream at most every `intervalMillis`, and
+ * keeps the offset in step with the listing:
+ *  - a shard that appeared is added, to be read from its trim horizon;
+ *  - a shard read to its end (`Ended`) that the listing no longer has (retention removed it) is dropped: nothing
+ *    can bring it back, so the offset no longer needs it;
+ *  - a shard the listing no longer has but that was not read to its end lost records to retention: that is data
+ *    loss, which fails the query (`failOnDataLoss`), or is logged, counted in `lostShards` and the shard dropped.
+ * It also says which shards may be read now: a child only once each parent it has in the offset has been read to
+ * its end in an offset already in Spark's offset log, so per partition key order holds across splits and merges.
  */
-final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], intervalMillis: Long) {
+final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], intervalMillis: Long,
+                         failOnDataLoss: Boolean = true) extends Logging {
   private var lastListing = 0L
   private var parents = Map.empty[ShardKey, Seq[ShardKey]]
+
+  /** Shards dropped from the offset unread to their end because the listing no longer had them. */
+  @volatile var lostShards = 0L
 
   def list(): Map[ShardKey, ShardDescription] = {
     val shards = streams.flatMap { s =>
@@ -23,12 +35,23 @@ final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], interva
     shards
   }
 
-  /** `offset` plus any shard that appeared since, when a listing is due. */
-  def withNewShards(offset: KinesisSourceOffset, now: Long): KinesisSourceOffset =
+  /** `offset` brought in step with a fresh listing, when one is due (see the class comment). */
+  def refresh(offset: KinesisSourceOffset, now: Long): KinesisSourceOffset =
     if (now - lastListing < intervalMillis) offset
     else {
-      val fresh = list().keys.filterNot(offset.shards.contains)
-      fresh.foldLeft(offset)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+      val listed = list()
+      val gone = offset.shards.filter { case (k, _) => !listed.contains(k) }
+      gone.collect { case (k, p) if p != ShardPosition.Ended => k -> p }.toSeq.sortBy(_._1).foreach { case (k, p) =>
+        val detail = s"the shard is no longer listed (its records expired with the stream's retention period) " +
+          s"but the query had read it only up to ${ShardPosition.describe(p)}"
+        if (failOnDataLoss) throw KinesisErrors.dataLoss(s"shard ${k.shardId} of stream '${k.stream}'", detail)
+        logWarning(s"Data loss on shard ${k.shardId} of stream '${k.stream}': $detail. Going on without it " +
+          "(failOnDataLoss=false).")
+        lostShards += 1
+      }
+      val kept = KinesisSourceOffset(offset.shards -- gone.keys)
+      listed.keys.filterNot(offset.shards.contains)
+        .foldLeft(kept)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     }
 
   /** Shards of `offset` that may be read now (not ended, and every known parent ended in `offset`). */

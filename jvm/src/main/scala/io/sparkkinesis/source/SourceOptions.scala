@@ -10,7 +10,8 @@ final case class FetchConfig(
     minPeriodMillis: Long,
     idlePeriodMillis: Long = 1000L,
     maxBytesPerSecond: Long = 2L * 1024 * 1024,
-    bufferBytes: Long = 256L * 1024 * 1024)
+    bufferBytes: Long = 256L * 1024 * 1024,
+    failOnDataLoss: Boolean = true)
 
 /** The source's options, validated and typed, built on the driver when the query is defined. */
 final case class SourceOptions(
@@ -21,7 +22,6 @@ final case class SourceOptions(
     shardsPerTask: Int,
     maxRecordsPerTrigger: Option[Long] = None,
     maxBytesPerTrigger: Option[Long] = None,
-    failOnDataLoss: Boolean = true,
     shardDiscoveryMillis: Long = 10000L)
 
 object SourceOptions {
@@ -43,11 +43,10 @@ object SourceOptions {
       position,
       FetchConfig(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
         opts.getOrDefault(O.IdleFetchPeriod).toMillis, opts.getOrDefault(O.MaxFetchRate),
-        opts.getOrDefault(O.FetchBufferSize)),
+        opts.getOrDefault(O.FetchBufferSize), opts.getOrDefault(O.FailOnDataLoss)),
       opts.getOrDefault(O.ShardsPerTask),
       opts.get(O.MaxRecordsPerTrigger),
       opts.get(O.MaxBytesPerTrigger),
-      opts.getOrDefault(O.FailOnDataLoss),
       opts.getOrDefault(O.ShardDiscoveryInterval).toMillis)
   }
 }

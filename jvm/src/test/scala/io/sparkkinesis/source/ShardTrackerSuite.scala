@@ -11,7 +11,7 @@ import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
 
 /** A ListShards-only fake: a stream with `shards` shards served in pages, checking the API's paging rules. */
-final class PagedListShards(shardsOf: Map[String, Seq[Shard]], pageSize: Int) extends KinesisClient {
+final class PagedListShards(@volatile var shardsOf: Map[String, Seq[Shard]], pageSize: Int) extends KinesisClient {
   val requests = mutable.ArrayBuffer.empty[ListShardsRequest]
   override def serviceName(): String = "kinesis"
   override def close(): Unit = ()
@@ -20,8 +20,8 @@ final class PagedListShards(shardsOf: Map[String, Seq[Shard]], pageSize: Int) ex
     val (stream, from) = Option(r.nextToken()) match {
       case Some(token) =>
         require(r.streamName() == null && r.streamARN() == null, "NextToken must not come with StreamName or StreamARN")
-        val Array(s, i) = token.split("#")
-        (s, i.toInt)
+        val at = token.lastIndexOf('#')
+        (token.take(at), token.drop(at + 1).toInt)
       case None => (Option(r.streamName()).getOrElse(r.streamARN().split("/").last), 0)
     }
     val all = shardsOf.getOrElse(stream, throw ResourceNotFoundException.builder().message(s"no stream $stream").build())
@@ -98,5 +98,40 @@ class ShardTrackerSuite extends AnyFunSuite {
     val tracker = new ShardTracker(new PagedListShards(Map.empty, 1000), Seq(orders), 1000)
     val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.list())
     assert(e.getMessage.startsWith("[KINESIS_STREAM_NOT_FOUND] Stream 'orders' does not exist"))
+  }
+
+  private def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
+  private val readTo5 = ShardPosition.After(RecordPosition("5", 0, lastInAggregate = true))
+
+  test("a shard read to its end is dropped from the offset once retention removes it from the listing") {
+    val fake = new PagedListShards(Map("orders" -> Seq(shard(0, closed = true), shard(1, Seq(0)))), 1000)
+    val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 0)
+    val offset = KinesisSourceOffset(Map(key(0) -> ShardPosition.Ended, key(1) -> readTo5))
+    assert(tracker.refresh(offset, System.currentTimeMillis()) == offset, "a listed ended shard stays")
+    fake.shardsOf = Map("orders" -> Seq(shard(1, Seq(0))))
+    val refreshed = tracker.refresh(offset, System.currentTimeMillis())
+    assert(refreshed.shards == Map(key(1) -> readTo5))
+    assert(tracker.readable(refreshed) == Seq(key(1)))
+    assert(tracker.lostShards == 0)
+  }
+
+  test("an unfinished shard that retention removed is data loss: the query fails, naming the shard and position") {
+    val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
+    val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 0)
+    val offset = KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+    val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.refresh(offset, System.currentTimeMillis()))
+    assert(e.condition == "KINESIS_DATA_LOSS")
+    assert(e.getMessage.contains("shardId-000000000000 of stream 'orders'") && e.getMessage.contains("failOnDataLoss=false"))
+    assert(e.getMessage.contains("read it only up to after sequence number 5"), e.getMessage)
+  }
+
+  test("with failOnDataLoss=false a removed unfinished shard is dropped and counted, and its child becomes readable") {
+    val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
+    val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 0, failOnDataLoss = false)
+    val offset = KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+    val refreshed = tracker.refresh(offset, System.currentTimeMillis())
+    assert(refreshed.shards.keySet == Set(key(1)))
+    assert(tracker.lostShards == 1)
+    assert(tracker.readable(refreshed) == Seq(key(1)))
   }
 }
