@@ -34,6 +34,7 @@ class KinesisOptions:
     STS_ENDPOINT_URL = "stsEndpointUrl"
     INITIAL_POSITION = "initialPosition"
     INITIAL_TIMESTAMP = "initialTimestamp"
+    INITIAL_SHARD_POSITIONS = "initialShardPositions"
     MAX_RECORDS_PER_FETCH = "maxRecordsPerFetch"
     MIN_FETCH_PERIOD = "minFetchPeriod"
     SHARDS_PER_TASK = "shardsPerTask"
@@ -72,6 +73,7 @@ OPTIONS: Dict[str, OptionInfo] = {
     "stsEndpointUrl": OptionInfo("stsEndpointUrl", "string", "both", None, (), None, None, False),
     "initialPosition": OptionInfo("initialPosition", "enum", "source", None, ("latest", "trim_horizon", "earliest", "at_timestamp"), None, None, False),
     "initialTimestamp": OptionInfo("initialTimestamp", "timestamp", "source", None, (), None, None, False),
+    "initialShardPositions": OptionInfo("initialShardPositions", "string", "source", None, (), None, None, False),
     "maxRecordsPerFetch": OptionInfo("maxRecordsPerFetch", "int", "source", "10000", (), 1, 10000, False),
     "minFetchPeriod": OptionInfo("minFetchPeriod", "duration", "source", "200ms", (), None, None, False),
     "shardsPerTask": OptionInfo("shardsPerTask", "int", "source", "1", (), 1, 10000, False),

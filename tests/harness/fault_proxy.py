@@ -17,6 +17,10 @@ What it can inject
 * ``internal_failure(operation, rate, seed)``: 500 InternalFailure on any operation.
 * ``inject_error(operation, error_type, ...)``: any other error (e.g. LimitExceededException on
   ListShards), on a rate, every n-th call or chosen calls, optionally only for one shard (GetRecords).
+* ``trim(stream, shard_id, through_sequence)``: retention as the service applies it, which no local server
+  does: the records of that shard up to and including ``through_sequence`` are gone. GetShardIterator
+  AT_/AFTER_SEQUENCE_NUMBER on one of them is refused with InvalidArgumentException, TRIM_HORIZON starts after
+  them, and GetRecords answers leave them out.
 
 Rules are consulted in the order they were configured; the first one that fires answers the call and
 later rules do not see that call. Random decisions come from a ``random.Random(seed)`` per rule, so a
@@ -80,6 +84,7 @@ __all__ = [
     "PARTIAL_PUT_RECORDS",
     "EXPIRED_ITERATOR",
     "INTERNAL_FAILURE",
+    "TRIMMED_POSITION",
     "UNKNOWN_SHARD",
 ]
 
@@ -98,6 +103,7 @@ FAILED_PUT_ENTRIES = "failed_put_entries"         # PutRecords entries answered 
 PARTIAL_PUT_RECORDS = "partial_put_records"       # PutRecords requests with at least one such entry
 EXPIRED_ITERATOR = "expired_iterator"             # GetRecords requests answered ExpiredIteratorException
 INTERNAL_FAILURE = "internal_failure"             # requests answered 500 InternalFailure
+TRIMMED_POSITION = "trimmed_position"             # GetShardIterator refused: the sequence number was trimmed
 
 #: The key ``get_records_calls_by_shard`` uses for iterators the proxy did not see being handed out.
 UNKNOWN_SHARD: Tuple[None, None] = (None, None)
@@ -446,6 +452,7 @@ class FaultProxy:
 
         self._rules: Dict[Tuple[str, str], _ErrorRule] = {}
         self._entry_failures: Optional[_EntryFailures] = None
+        self._trims: Dict[Tuple[str, str], int] = {}
         self._reset_counters_locked()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -593,11 +600,18 @@ class FaultProxy:
                     message or "Rate exceeded for shard in stream (injected by FaultProxy)", max_count)
         return self
 
+    def trim(self, stream: str, shard_id: str, through_sequence: str) -> "FaultProxy":
+        """Make the records of one shard up to and including ``through_sequence`` gone, as retention does."""
+        with self._lock:
+            self._trims[(stream, shard_id)] = int(through_sequence)
+        return self
+
     def clear_faults(self) -> "FaultProxy":
         """Back to a plain pass-through. Counters (calls and injected faults) are kept."""
         with self._lock:
             self._rules.clear()
             self._entry_failures = None
+            self._trims.clear()
         return self
 
     # -- counters -------------------------------------------------------------------------------
@@ -761,10 +775,44 @@ class FaultProxy:
         if entry_plan is not None and entry_failures is not None and request is not None:
             return self._partial_put_records(handler, request, entry_plan, entry_failures)
 
+        trimmed_through: Optional[int] = None
+        if request is not None and operation in ("GetShardIterator", "GetRecords"):
+            with self._lock:
+                key = (_stream_of(request), request.get("ShardId")) if operation == "GetShardIterator" else shard
+                trimmed_through = self._trims.get(key)  # type: ignore[arg-type]
+        if trimmed_through is not None and operation == "GetShardIterator":
+            kind = request.get("ShardIteratorType")
+            if kind in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER") and \
+                    int(request.get("StartingSequenceNumber") or 0) <= trimmed_through:
+                with self._lock:
+                    self._injected[(TRIMMED_POSITION, operation)] += 1
+                return _error_reply(400, "InvalidArgumentException",
+                                    f"StartingSequenceNumber {request.get('StartingSequenceNumber')} used in "
+                                    f"GetShardIterator on shard {request.get('ShardId')} in stream "
+                                    f"{_stream_of(request)} is older than the shard's trim horizon")
+            if kind == "TRIM_HORIZON":
+                body = json.dumps(dict(request, ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                                       StartingSequenceNumber=str(trimmed_through))).encode("utf-8")
+
         reply = self._forward(handler, operation, body)
+        if trimmed_through is not None and operation == "GetRecords" and reply.status == 200:
+            reply = self._without_trimmed(reply, trimmed_through)
         if request is not None and reply.status == 200 and operation in ("GetShardIterator", "GetRecords"):
             self._learn_iterator(operation, request, shard, reply.body)
         return reply
+
+    @staticmethod
+    def _without_trimmed(reply: _Reply, through: int) -> _Reply:
+        try:
+            payload = json.loads(reply.body or b"{}")
+        except ValueError:
+            return reply
+        records = payload.get("Records") or []
+        kept = [r for r in records if int(r.get("SequenceNumber", 0)) > through]
+        if len(kept) == len(records):
+            return reply
+        payload["Records"] = kept
+        return _json_reply(reply.status, payload)
 
     def _forward(self, handler: _Handler, operation: str, body: bytes) -> _Reply:
         try:

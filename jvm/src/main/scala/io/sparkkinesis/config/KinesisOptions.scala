@@ -58,6 +58,11 @@ object KinesisOptions {
   val InitialTimestamp: OptionSpec[java.time.Instant] = OptionSpec("initialTimestamp", Timestamp, None, Scope.Source,
     V0_1, "The start time for `initialPosition=at_timestamp`: ISO-8601 (2026-01-31T12:00:00Z) or epoch milliseconds.",
     "Source")
+  val InitialShardPositions: OptionSpec[String] = OptionSpec("initialShardPositions", Text, None, Scope.Source,
+    V0_1, "Where a new query starts in chosen shards, as JSON: stream name to shard id to a sequence number, read " +
+      "from the record after it (`{\"orders\": {\"shardId-000000000000\": \"4959...\"}}`), or `{\"at\": \"4959...\"}` to " +
+      "start with that record. Shards it does not name start at `initialPosition`; a shard it names that the " +
+      "stream does not have is an error.", "Source")
   val MaxRecordsPerFetch: OptionSpec[Int] = OptionSpec("maxRecordsPerFetch", Integer(1, 10000), Some(10000),
     Scope.Source, V0_1, "Records asked for in one GetRecords call (the service maximum is 10,000).", "Source")
   val MinFetchPeriod: OptionSpec[Duration] = OptionSpec("minFetchPeriod",
@@ -127,7 +132,7 @@ object KinesisOptions {
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, CborEnabled,
     AwsAccessKeyId, AwsSecretKey, AwsSessionToken, AwsProfile, RoleArn, RoleExternalId, RoleSessionName, StsEndpointUrl,
-    InitialPosition, InitialTimestamp, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask, IdleFetchPeriod,
+    InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask, IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation, AggregationMaxSize)

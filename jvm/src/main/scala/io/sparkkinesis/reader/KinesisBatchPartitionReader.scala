@@ -39,7 +39,7 @@ final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) e
         shardDone = fetched.shardEnded || (fetched.records.isEmpty && fetched.millisBehindLatest == 0)
       } else if (shards.hasNext) {
         val s = shards.next()
-        fetcher = new ShardFetcher(client, s.stream, s.shardId, partition.start,
+        fetcher = new ShardFetcher(client, s.stream, s.shardId, s.start,
           partition.fetch.maxRecordsPerCall, partition.fetch.minPeriodMillis)
         converter = new RecordConverter(s.stream.name, s.shardId)
         shardDone = false

@@ -45,7 +45,11 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
         case StartPosition.Latest => StartPosition.AtTimestamp(System.currentTimeMillis())
         case other => other
       }
-      KinesisSourceOffset(tracker.list().keys.map(k => k -> (ShardPosition.NotStarted(start): ShardPosition)).toMap)
+      val listed = tracker.list().keySet
+      options.shardStarts.checkKnown(listed)
+      KinesisSourceOffset(listed.map { k =>
+        k -> (ShardPosition.NotStarted(options.shardStarts.get(k).getOrElse(start)): ShardPosition)
+      }.toMap)
     }
   }
 

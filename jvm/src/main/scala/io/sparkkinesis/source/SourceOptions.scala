@@ -22,7 +22,8 @@ final case class SourceOptions(
     shardsPerTask: Int,
     maxRecordsPerTrigger: Option[Long] = None,
     maxBytesPerTrigger: Option[Long] = None,
-    shardDiscoveryMillis: Long = 10000L)
+    shardDiscoveryMillis: Long = 10000L,
+    shardStarts: ShardStartPositions = ShardStartPositions.Empty)
 
 object SourceOptions {
 
@@ -47,6 +48,8 @@ object SourceOptions {
       opts.getOrDefault(O.ShardsPerTask),
       opts.get(O.MaxRecordsPerTrigger),
       opts.get(O.MaxBytesPerTrigger),
-      opts.getOrDefault(O.ShardDiscoveryInterval).toMillis)
+      opts.getOrDefault(O.ShardDiscoveryInterval).toMillis,
+      opts.get(O.InitialShardPositions).map(ShardStartPositions.parse(_, streams.map(_.name).toSet))
+        .getOrElse(ShardStartPositions.Empty))
   }
 }

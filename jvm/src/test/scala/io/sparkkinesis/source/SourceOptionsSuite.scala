@@ -54,4 +54,29 @@ class SourceOptionsSuite extends AnyFunSuite {
     val e = intercept[KinesisOptionException](SourceOptions.parse(Map("streamName" -> "s", "endpointUrl" -> "localhost:4566").asJava))
     assert(e.getMessage.contains("Option 'endpointUrl'"))
   }
+
+  test("initialShardPositions: after a sequence number, or at one; other shards keep initialPosition") {
+    val o = parse(Map("streamName" -> "orders,clicks", "initialShardPositions" ->
+      """{"orders": {"shardId-000000000000": "4959", "shardId-000000000001": {"at": "4960"}}, "clicks": {}}"""))
+    val k = io.sparkkinesis.offsets.ShardKey("orders", _: String)
+    assert(o.shardStarts.byShard == Map(k("shardId-000000000000") -> StartPosition.AfterSequence("4959"),
+      k("shardId-000000000001") -> StartPosition.AtSequence("4960")))
+    assert(o.shardStarts.get(k("shardId-000000000002")).isEmpty)
+  }
+
+  test("initialShardPositions that cannot be used are refused with the option's name, the reason and an example") {
+    def refused(json: String) =
+      intercept[KinesisOptionException](parse(Map("streamName" -> "orders", "initialShardPositions" -> json))).getMessage
+    val notJson = refused("shardId-000000000000=4959")
+    assert(notJson.startsWith("[KINESIS_INVALID_OPTION_VALUE] Option 'initialShardPositions'"), notJson)
+    assert(notJson.contains("it is not a JSON object") && notJson.contains("for example {\"orders\""), notJson)
+    assert(refused("""{"payments": {}}""").contains("'payments' is not one of the streams read: orders"))
+    assert(refused("""{"orders": {"shardId-000000000000": "latest"}}""").contains(
+      "the position of shardId-000000000000 is neither a sequence number"))
+    assert(refused("""{"orders": {"shardId-000000000000": {"after": "1"}}}""").contains("shardId-000000000000"))
+    val unknown = intercept[KinesisOptionException](parse(Map("streamName" -> "orders",
+      "initialShardPositions" -> """{"orders": {"shardId-000000000009": "1"}}""")).shardStarts
+      .checkKnown(Set(io.sparkkinesis.offsets.ShardKey("orders", "shardId-000000000000")))).getMessage
+    assert(unknown.contains("'orders/shardId-000000000009'") && unknown.contains("were not found"), unknown)
+  }
 }
