@@ -111,10 +111,13 @@ final class KinesisMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val requests = due.zipWithIndex.map { case (k, i) =>
       ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), recordBudgets(i), byteBudgets(i))
     }
-    val specs = requests.grouped(options.shardsPerTask).map { group =>
-      FetchTaskSpec(sourceId, group, options.connection, options.fetch, availableNowCutoff,
-        reports.get(group.head.key).map(_.location))
-    }.toSeq
+    val byKey = requests.map(r => r.key -> r).toMap
+    val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask,
+      (k: ShardKey) => reports.get(k).map(_.location), (k: ShardKey) => reports.get(k).map(_.bytes).getOrElse(0L))
+    val specs = groups.map { keys =>
+      FetchTaskSpec(sourceId, keys.map(byKey), options.connection, options.fetch, availableNowCutoff,
+        reports.get(keys.head).map(_.location))
+    }
     val sc = SparkSession.active.sparkContext
     val rdd = new FetchRDD(sc, specs)
     val results = sc.runJob(rdd, (it: Iterator[ShardReport]) => it.toArray)
