@@ -30,7 +30,9 @@ object Prefetcher {
             if (wait > 0) Thread.sleep(wait)
           }
         }
-        buffer.cut(req.maxRecords, req.maxBytes, spec.cutoffMillis, location)
+        val report = buffer.cut(req.maxRecords, req.maxBytes, spec.cutoffMillis, location)
+        ReadAhead.start(buffer, spec.fetch.maxRecordsPerCall)
+        report
       }
     }
   }

@@ -92,6 +92,33 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
     full && !page.shardEnded
   }
 
+  /** Whether a background read-ahead loop runs for this buffer (at most one does). */
+  private var readingAhead = false
+
+  /** Claims the read-ahead loop for the caller; false when one already runs. */
+  def startReadAhead(): Boolean = synchronized {
+    if (readingAhead) false else { readingAhead = true; true }
+  }
+
+  /**
+   * One background read if it is worth it, for [[ReadAhead]]: the shard is behind (its last page was full), has
+   * not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and the executor's
+   * buffers are under `fetchBufferSize`. Returns the time the next call is due, or None when read-ahead should
+   * stop (the loop is then released).
+   */
+  def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = synchronized {
+    val worth = base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
+      now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes
+    if (!worth) { readingAhead = false; None }
+    else {
+      if (now >= nextDue) fill(now)
+      Some(nextDue)
+    }
+  }
+
+  /** Releases the read-ahead loop after it failed; the next prefetch round meets the same problem itself. */
+  def stopReadAhead(): Unit = synchronized { readingAhead = false }
+
   /** The end of the next batch: as many records after the aligned base as the budget allows. */
   def cut(maxRecords: Long, maxBytes: Long, cutoffMillis: Option[Long], location: String): ShardReport = synchronized {
     var n = 0L
