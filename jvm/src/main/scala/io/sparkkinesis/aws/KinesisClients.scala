@@ -29,6 +29,7 @@ object KinesisClients {
 
   def sync(conn: AwsConnection): KinesisClient =
     syncClients.computeIfAbsent(conn, c => withCborSetting(c.cborEnabled) {
+      SignerLogGuard()
       val b = KinesisClient.builder()
         .region(Region.of(c.region))
         .credentialsProvider(credentialsProvider(c.credentials, c.region))
@@ -41,6 +42,7 @@ object KinesisClients {
 
   def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient =
     asyncClients.computeIfAbsent((conn, maxConcurrency), { case (c, n) => withCborSetting(c.cborEnabled) {
+      SignerLogGuard()
       val b = KinesisAsyncClient.builder()
         .region(Region.of(c.region))
         .credentialsProvider(credentialsProvider(c.credentials, c.region))
