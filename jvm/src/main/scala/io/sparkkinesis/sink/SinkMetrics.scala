@@ -39,37 +39,29 @@ object SinkMetrics {
   }
 }
 
-/** Input rows that reached Kinesis (a KPL aggregate counts the rows it carries). */
-final class RecordsWrittenMetric extends CustomSumMetric {
-  override def name(): String = SinkMetrics.RecordsWritten
-  override def description(): String = "Kinesis records written"
+/**
+ * A sink metric summed over tasks. Spark re-creates each by class name with no arguments, so every metric is a
+ * class of its own that names itself.
+ */
+abstract class SinkSumMetric(metricName: String, text: String) extends CustomSumMetric {
+  override def name(): String = metricName
+  override def description(): String = text
 }
+
+/** Input rows that reached Kinesis (a KPL aggregate counts the rows it carries). */
+final class RecordsWrittenMetric extends SinkSumMetric(SinkMetrics.RecordsWritten, "Kinesis records written")
 
 /** Bytes acknowledged by Kinesis, partition keys included, as the service counts them. */
-final class BytesWrittenMetric extends CustomSumMetric {
-  override def name(): String = SinkMetrics.BytesWritten
-  override def description(): String = "Kinesis bytes written"
-}
+final class BytesWrittenMetric extends SinkSumMetric(SinkMetrics.BytesWritten, "Kinesis bytes written")
 
-final class PutRecordsCallsMetric extends CustomSumMetric {
-  override def name(): String = SinkMetrics.PutRecordsCalls
-  override def description(): String = "Kinesis PutRecords calls"
-}
+final class PutRecordsCallsMetric extends SinkSumMetric(SinkMetrics.PutRecordsCalls, "Kinesis PutRecords calls")
 
 /** Record sends that failed and were scheduled again (one record retried twice counts 2). */
-final class RetriedRecordsMetric extends CustomSumMetric {
-  override def name(): String = SinkMetrics.RetriedRecords
-  override def description(): String = "Kinesis records retried"
-}
+final class RetriedRecordsMetric extends SinkSumMetric(SinkMetrics.RetriedRecords, "Kinesis records retried")
 
 /** Failed record sends whose cause was throttling (ProvisionedThroughputExceeded, a throttled call). */
-final class ThrottledRecordsMetric extends CustomSumMetric {
-  override def name(): String = SinkMetrics.ThrottledRecords
-  override def description(): String = "Kinesis records throttled"
-}
+final class ThrottledRecordsMetric extends SinkSumMetric(SinkMetrics.ThrottledRecords, "Kinesis records throttled")
 
 /** Rows not written because they were over `maxRecordSize` with `oversizeRecordAction=drop`. */
-final class DroppedRecordsMetric extends CustomSumMetric {
-  override def name(): String = SinkMetrics.DroppedRecords
-  override def description(): String = "Kinesis records dropped as oversize"
-}
+final class DroppedRecordsMetric
+  extends SinkSumMetric(SinkMetrics.DroppedRecords, "Kinesis records dropped as oversize")
