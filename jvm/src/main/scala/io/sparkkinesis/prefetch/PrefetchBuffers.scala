@@ -23,10 +23,15 @@ object PrefetchBuffers {
   /** Bytes held by every buffer of this executor (bounded by `fetchBufferSize`). */
   def totalBytes: Long = buffers.values().asScala.map(_.bytes).sum
 
-  def dropSource(sourceId: String): Unit = buffers.keySet().removeIf(_._1 == sourceId)
+  def dropSource(sourceId: String): Unit =
+    buffers.entrySet().removeIf { e => val drop = e.getKey._1 == sourceId; if (drop) e.getValue.closed = true; drop }
 
   private def evictIdle(): Unit = {
     val now = System.currentTimeMillis()
-    buffers.entrySet().removeIf(e => now - e.getValue.lastUsed > IdleMillis)
+    buffers.entrySet().removeIf { e =>
+      val drop = now - e.getValue.lastUsed > IdleMillis
+      if (drop) e.getValue.closed = true
+      drop
+    }
   }
 }

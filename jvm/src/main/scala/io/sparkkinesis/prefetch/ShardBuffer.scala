@@ -25,6 +25,8 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
   private var behind: Option[Long] = None
   private var caughtUp = false
   @volatile var lastUsed: Long = System.currentTimeMillis()
+  /** Set when the registry drops the buffer (query stopped, or unused): read-ahead ends. */
+  @volatile var closed = false
 
   def bytes: Long = bytesHeld
   def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
@@ -107,7 +109,7 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
    * stop (the loop is then released).
    */
   def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = synchronized {
-    val worth = base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
+    val worth = !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
       now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes
     if (!worth) { readingAhead = false; None }
     else {
