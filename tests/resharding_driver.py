@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.local_spark import local_session  # noqa: E402
+from harness.local_spark import local_session, run_script  # noqa: E402
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -107,7 +107,4 @@ def main(config_path: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    run_script(main, __doc__)

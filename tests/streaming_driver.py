@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.local_spark import local_session  # noqa: E402
+from harness.local_spark import local_session, parsed_test_records, run_script  # noqa: E402
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -127,13 +127,7 @@ def main(config_path: str) -> int:
     add_event_log(spark, status / "events.jsonl")
 
     raw = spark.readStream.format("kinesis").options(**config["source"]).load()
-    text = F.col("data").cast("string")
-    df = raw.select(
-        F.get_json_object(text, "$.id").cast("long").alias("id"),
-        F.get_json_object(text, "$.key").alias("key"),
-        F.get_json_object(text, "$.seq").cast("long").alias("seq"),
-        "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber",
-    )
+    df = parsed_test_records(raw)
     probe = config.get("probe")
     if probe:
         Path(probe["markers"]).mkdir(parents=True, exist_ok=True)
@@ -199,7 +193,4 @@ def main(config_path: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    run_script(main, __doc__)

@@ -396,6 +396,17 @@ def order_violations(rows: List[dict]) -> List[str]:
     return bad
 
 
+def assert_exactly_once_from_replays(spark, output: Path, expected: Iterable[int], replay: str) -> None:
+    """The sink at `output` holds every id of `expected` once, in key order, and some rows come from a replayed task
+    attempt (`replay` names it in the message: "retried task", "speculative copy")."""
+    rows = sink_rows(spark, output)
+    problems = exactly_once_report((r["id"] for r in rows), expected)
+    assert not problems, "\n".join(problems)
+    assert any(r["attempt"] > 0 for r in rows), f"no committed row came from a {replay}"
+    bad = order_violations(rows)
+    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Done when 1: exactly-once across crashes
 
@@ -544,12 +555,7 @@ def test_task_retries_read_the_same_range(spark, kinesalite_server, stream_name,
         assert 1 in runs, f"task {task} failed in attempt 0 but no retry reached {PROBE_ROWS} rows: {sorted(runs)}"
         assert runs[1] == runs[0], f"task {task}: the retry read other rows than the first attempt"
 
-    rows = sink_rows(spark, Path(config["output"]))
-    problems = exactly_once_report((r["id"] for r in rows), range(RETRY_RECORDS))
-    assert not problems, "\n".join(problems)
-    assert any(r["attempt"] > 0 for r in rows), "no committed row came from a retried task"
-    bad = order_violations(rows)
-    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
+    assert_exactly_once_from_replays(spark, Path(config["output"]), range(RETRY_RECORDS), "retried task")
 
 
 # --------------------------------------------------------------------------------------------------------------

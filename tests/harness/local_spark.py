@@ -31,3 +31,24 @@ def local_session(app_name: str, master: str = "local[2]", conf: Mapping[str, ob
     spark = configure_spark_with_kinesis(builder).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def run_script(main, usage: str) -> None:
+    """The command line of a driver script: one argument (its JSON config file); exits with `main`'s code."""
+    if len(sys.argv) != 2:
+        print(usage, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))
+
+
+def parsed_test_records(raw):
+    """The test writers' JSON records ({"id", "key", "seq"}) of a connector DataFrame, with the position columns."""
+    from pyspark.sql import functions as F
+
+    text = F.col("data").cast("string")
+    return raw.select(
+        F.get_json_object(text, "$.id").cast("long").alias("id"),
+        F.get_json_object(text, "$.key").alias("key"),
+        F.get_json_object(text, "$.seq").cast("long").alias("seq"),
+        "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber",
+    )

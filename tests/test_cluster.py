@@ -1,0 +1,195 @@
+"""The connector on a real Spark standalone cluster: executors in separate JVMs on two hosts (issue 6, issue 3).
+
+The cluster (tests/harness/standalone_cluster.py, started once per session) has a master on 127.0.0.1 and two
+one-core workers, on 127.0.0.1 and 127.0.0.2, so each application gets two executor JVMs on two different hosts.
+Which executor ran which task is read from each application's Spark event log.
+
+* spark-submit: a PySpark application (tests/cluster_app.py) gets the connector from ``--jars`` only, writes
+  records with ``write_kinesis`` and reads them back with a streaming ``kinesis_stream`` query.
+* speculation: a streaming query whose first attempt of one task per batch sleeps; with ``spark.speculation`` a
+  copy of it runs on the other host and wins, and the output still holds every record once, in key order.
+  Local mode never speculates, and Spark never places a speculative copy on a host that runs the original.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from conftest import connector_options
+from harness import standalone_cluster, streams
+from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf, spark_cluster  # noqa: F401 (fixture)
+from test_streaming_exactly_once import (  # noqa: F401 (drivers is a fixture)
+    RUN_TIMEOUT, SEED, Writer, assert_exactly_once_from_replays, base_config, drivers, exactly_once_report,
+    order_violations, sink_rows,
+)
+
+APP = Path(__file__).resolve().with_name("cluster_app.py")
+HOSTS = sorted(standalone_cluster.WORKER_HOSTS)
+
+# spark-submit application
+APP_RECORDS = 2_000
+APP_KEYS = 200
+APP_SHARDS = 4
+APP_TIMEOUT = 300.0
+
+# speculation
+SPEC_RECORDS = 3_000
+SPEC_SHARDS = 4
+SPEC_MAX_RECORDS_PER_TRIGGER = 1_200  # three batches
+SPEC_PROBE_ROWS = 40
+SPEC_SLEEP_S = 15.0  # attempt 0 of partition 0 sleeps this long in every batch; a speculative copy ends it sooner
+SPECULATION_CONF = {
+    "spark.speculation": "true",
+    "spark.speculation.interval": "100ms",
+    "spark.speculation.multiplier": "1.5",
+    "spark.speculation.quantile": "0.5",
+    "spark.speculation.minTaskRuntime": "500ms",
+    # A batch task prefers the executor holding its shard's buffer; the copy must run on the other host soon.
+    "spark.locality.wait": "1s",
+}
+
+
+def run_logged(command: List[str], env: Dict[str, str], log_path: Path, timeout: float, cwd: Path) -> int:
+    """Runs ``command`` in its own session with output to ``log_path``; SIGKILLs its group after ``timeout`` s."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                cwd=str(cwd), start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            raise AssertionError(f"{command[0]} did not end within {timeout:.0f} s:\n{tail(log_path)}")
+
+
+def tail(path: Path, chars: int = 6000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def hosts_of(tasks: List[TaskRun]) -> List[str]:
+    return sorted({t.host for t in tasks})
+
+
+def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster, kinesis_mock_server, stream_name,
+                                                            tmp_path):
+    """spark-submit --jars: a batch write and a streaming read run tasks on both workers; every record once."""
+    streams.create_stream(streams.client(kinesis_mock_server), stream_name, APP_SHARDS)
+    jar = subprocess.run([sys.executable, "-m", "spark_kinesis", "jar"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.strip()
+    assert Path(jar).is_file(), f"python -m spark_kinesis jar printed {jar!r}"
+    events = tmp_path / "events"
+    config = {
+        "stream": stream_name,
+        "options": connector_options(kinesis_mock_server),
+        "records": APP_RECORDS,
+        "keys": APP_KEYS,
+        "maxRecordsPerTrigger": APP_RECORDS // 3,
+        "checkpoint": str(tmp_path / "checkpoint"),
+        "output": str(tmp_path / "output"),
+        "result": str(tmp_path / "result.json"),
+        "timeout": APP_TIMEOUT - 60,
+    }
+    (tmp_path / "app.json").write_text(json.dumps(config, indent=1))
+    command = [str(standalone_cluster.spark_home() / "bin" / "spark-submit"),
+               "--master", spark_cluster.master_url, "--deploy-mode", "client", "--jars", jar,
+               "--driver-memory", "1g"]
+    conf = dict(cluster_conf(spark_cluster, events), **{"spark.driver.host": "127.0.0.1",
+                                                         "spark.driver.bindAddress": "127.0.0.1"})
+    for key, value in conf.items():
+        command += ["--conf", f"{key}={value}"]
+    command += [str(APP), str(tmp_path / "app.json")]
+    env = dict(spark_cluster.app_env(), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+
+    log_path = tmp_path / "spark-submit.log"
+    code = run_logged(command, env, log_path, APP_TIMEOUT, tmp_path)
+    assert code == 0, f"spark-submit exited with {code}:\n{tail(log_path)}\n\ncluster:\n{spark_cluster.logs(15)}"
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["rows"] == APP_RECORDS, result
+    assert len(result["batches"]) >= 3, f"maxRecordsPerTrigger should give several batches: {result}"
+
+    rows = sink_rows(spark, Path(config["output"]))
+    problems = exactly_once_report((r["id"] for r in rows), range(APP_RECORDS))
+    assert not problems, "\n".join(problems)
+    bad = order_violations(rows)
+    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
+
+    log = EventLog.single_in(events)
+    executors = log.executor_hosts()
+    assert sorted(executors.values()) == HOSTS, f"expected one executor per worker host: {executors}"
+    assert all(t.executor in executors for t in log.tasks()), "a task ran outside the cluster's executors"
+    streaming = log.streaming_tasks()
+    batch = [t for t in log.tasks() if t not in streaming]
+    assert hosts_of(batch) == HOSTS, f"the batch write's tasks ran on {hosts_of(batch)} only"
+    assert hosts_of(streaming) == HOSTS, f"the streaming query's tasks ran on {hosts_of(streaming)} only"
+
+
+def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, kinesalite_server, stream_name,
+                                                         tmp_path, drivers):
+    """Attempt 0 of one task per batch stalls; a speculative copy on the other host wins; output exactly once."""
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, SPEC_SHARDS)
+    writer = Writer(kinesalite_server, stream_name, SPEC_RECORDS, seconds=0.0, seed=SEED + 6, chunk=500)
+    writer.start()
+    writer.finish(timeout=60)
+
+    events, markers = tmp_path / "events", tmp_path / "markers"
+    config = base_config(kinesalite_server, stream_name, tmp_path, initialPosition="trim_horizon",
+                         maxRecordsPerTrigger=SPEC_MAX_RECORDS_PER_TRIGGER)
+    config.update(master=spark_cluster.master_url, trigger={"availableNow": True},
+                  conf=dict(cluster_conf(spark_cluster, events), **SPECULATION_CONF),
+                  probe={"rows": SPEC_PROBE_ROWS, "partition": 0, "action": "sleep", "sleep": SPEC_SLEEP_S,
+                         "markers": str(markers)})
+    d = drivers("speculation", config)
+    code = d.wait(RUN_TIMEOUT)
+    assert code == 0, f"driver exited with {code}:\n{d.log_tail()}\n\ncluster:\n{spark_cluster.logs(15)}"
+
+    # What each attempt of the probed partition saw first; attempt 0 stalled after writing its marker.
+    seen: Dict[Tuple[int, int], Dict[int, list]] = collections.defaultdict(dict)
+    for m in (json.loads(p.read_text()) for p in markers.glob("*.json")):
+        seen[(m["stage"], m["partition"])][m["attempt"]] = m["rows"]
+    log = EventLog.single_in(events)
+    runs: Dict[Tuple[int, int], List[TaskRun]] = collections.defaultdict(list)
+    for t in log.tasks():
+        runs[(t.stage, t.partition)].append(t)
+
+    # A losing attempt is killed (or denied the commit, had it got that far), or still running when the query
+    # ended; nothing else may end a task.
+    failed = [t for t in log.tasks() if t.reason not in ("Success", "TaskKilled", "TaskCommitDenied", None)]
+    assert not failed, f"tasks failed (the probe only sleeps): {failed[:5]}"
+    won = []
+    for task in sorted(seen):
+        copies = [t for t in runs[task] if t.speculative]
+        if not copies:
+            continue
+        original = [t for t in runs[task] if t.attempt == 0]
+        assert len(original) == 1 and len(copies) == 1, f"task {task}: attempts {runs[task]}"
+        first, copy = original[0], copies[0]
+        assert copy.host != first.host, f"task {task}: the copy ran on the original's host {first.host}"
+        assert first.finish is None or copy.launch < first.finish, \
+            f"task {task}: the copy started after the original ended"
+        if copy.reason == "Success":
+            assert first.reason in ("TaskKilled", None), \
+                f"task {task}: the copy won but the original ended with {first.reason}"
+            assert copy.attempt in seen[task], f"task {task}: the winning copy wrote no marker"
+            # On a busy machine a copy can also win against an original that was merely slow to start, before
+            # the probe stalled it: only an original that reached the probe has rows to compare.
+            if 0 in seen[task]:
+                assert seen[task][copy.attempt] == seen[task][0], \
+                    f"task {task}: the copy read other rows than attempt 0"
+                won.append(task)
+    assert won, (f"no speculative copy of a stalled task won; probed tasks {sorted(seen)}, "
+                 f"speculative attempts {[t for t in log.tasks() if t.speculative]}")
+    print(f"speculative copies beat the stalled original in tasks (stage, partition) {won} of {sorted(seen)}")
+
+    assert_exactly_once_from_replays(spark, Path(config["output"]), range(SPEC_RECORDS), "speculative copy")
