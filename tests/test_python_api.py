@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import doctest
+import re
+from pathlib import Path
+
 import pytest
 
 import spark_kinesis
-from spark_kinesis import InitialPosition, KinesisOptions, kinesis_stream, read_kinesis, write_kinesis
-from spark_kinesis.errors import KinesisOptionError, KinesisStreamNotFoundError, from_exception
+from spark_kinesis import (InitialPosition, KinesisOptions, configure_spark_with_kinesis, errors, kinesis_stream,
+                           read_kinesis, write_kinesis)
+from spark_kinesis._validate import normalize
+from spark_kinesis.errors import KinesisOptionError, KinesisSchemaError, KinesisStreamNotFoundError, from_exception
 from spark_kinesis.options import OPTIONS
 
 from conftest import connector_options
+from harness import streams
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class NoJvm:
@@ -59,10 +69,13 @@ def test_constants_cover_every_option_and_initial_positions_are_valid():
 
 
 def test_connector_errors_become_python_exceptions(spark, kinesalite_server):
-    # Raised by the JVM when the read is defined, re-raised as the package's class.
-    with pytest.raises(KinesisOptionError) as err:
-        read_kinesis(spark, "bad name!", **connector_options(kinesalite_server))
-    assert err.value.condition == "KINESIS_INVALID_STREAM_NAME"
+    # Raised by the JVM when the write runs, re-raised as the package's class (chained to PySpark's).
+    df = spark.createDataFrame([("a", "k", 1)], "data string, partitionKey string, extra int")
+    with pytest.raises(KinesisSchemaError) as err:
+        write_kinesis(df, "any-stream", **connector_options(kinesalite_server))
+    assert err.value.condition == "KINESIS_INVALID_SINK_SCHEMA"
+    assert "Unexpected column(s) extra" in str(err.value)
+    assert err.value.__cause__ is not None
     # Raised when the query runs: from_exception finds the condition.
     with pytest.raises(Exception) as err:
         read_kinesis(spark, "no-such-stream-anywhere", **connector_options(kinesalite_server)).collect()
@@ -87,3 +100,135 @@ def test_version_check_passes_for_the_installed_pyspark():
     with pytest.raises(spark_kinesis.errors.KinesisVersionError) as err:
         spark_kinesis._jar.check_versions("3.5.1")
     assert "install pyspark==" in str(err.value)
+
+
+def _validation_passed():
+    """What kinesis_stream raises with NoJvm() once every argument was accepted: the JVM is about to be called."""
+    return pytest.raises(AssertionError, match="the JVM was touched")
+
+
+def test_options_in_snake_case_and_python_values_are_converted():
+    options = normalize([("stream", "orders"), ("max_records_per_trigger", 500), ("FAILONDATALOSS", False),
+                         ("min_fetch_period", dt.timedelta(seconds=1.5)), ("maxBytesPerTrigger", "5m"),
+                         ("initial_timestamp", dt.datetime(2026, 1, 31, 12, 0, tzinfo=dt.timezone.utc))],
+                        "source", aliases={"stream": "streamName"})
+    assert options == {"streamName": "orders", "maxRecordsPerTrigger": "500", "failOnDataLoss": "false",
+                       "minFetchPeriod": "1500ms", "maxBytesPerTrigger": "5m",
+                       "initialTimestamp": "2026-01-31T12:00:00+00:00"}
+    with _validation_passed():
+        kinesis_stream(NoJvm(), "orders", max_records_per_trigger=10, fail_on_data_loss=True)
+
+
+def test_python_values_of_the_wrong_kind_name_the_argument():
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", initial_position="at_timestamp", initial_timestamp=dt.datetime(2026, 1, 31))
+    assert "Option 'initial_timestamp' has the naive datetime '2026-01-31T00:00:00'; give it a timezone" in str(err.value)
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", min_fetch_period="fast")
+    assert "Option 'min_fetch_period' has the value 'fast', but it must be a duration such as 200ms" in str(err.value)
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", fetch_buffer_size=dt.timedelta(seconds=1))
+    assert "Option 'fetch_buffer_size' takes a size in bytes" in str(err.value)
+
+
+def test_an_option_given_twice_is_refused_naming_both_spellings():
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", streamName="refunds")
+    assert "'stream' and 'streamName' both set the option 'streamName'" in str(err.value)
+    assert err.value.condition == "KINESIS_CONFLICTING_OPTIONS"
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", region="eu-west-1", Region="us-east-1")
+    assert "'region' and 'Region' both set the option 'region'" in str(err.value)
+    with pytest.raises(KinesisOptionError) as err:
+        read_kinesis(NoJvm(), "orders", initial_position="earliest", initialPosition="at_timestamp")
+    assert "'initial_position' and 'initialPosition'" in str(err.value)
+    # The option's own name is fine when the keyword argument was left at its default.
+    with _validation_passed():
+        kinesis_stream(NoJvm(), "orders", initialPosition="trim_horizon")
+
+
+def test_stream_names_are_checked_before_the_jvm():
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders, bad name!")
+    assert err.value.condition == "KINESIS_INVALID_STREAM_NAME"
+    assert "Stream 'bad name!' in argument 'stream'" in str(err.value)
+    with pytest.raises(KinesisOptionError) as err:
+        write_kinesis(NoJvm(), "orders,refunds")
+    assert "Argument 'stream' names 2 streams, but the sink writes to one stream" in str(err.value)
+    with _validation_passed():
+        read_kinesis(NoJvm(), ["orders", "arn:aws:kinesis:eu-west-1:123456789012:stream/refunds"])
+
+
+def test_a_write_without_stream_needs_a_stream_column(spark):
+    df = spark.createDataFrame([("k", "d")], "partitionKey string, data string")
+    with pytest.raises(KinesisOptionError) as err:
+        write_kinesis(df, None, region="us-east-1")
+    assert "Argument 'stream' is None and the DataFrame has no 'streamName' column" in str(err.value)
+
+
+def test_python_values_reach_the_connector(spark, kinesalite_server, stream_name):
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    streams.put_records(kinesis, stream_name, [(f"r{i}", f"k{i}") for i in range(5)])
+    df = read_kinesis(spark, stream_name, initial_position=InitialPosition.AT_TIMESTAMP,
+                      initial_timestamp=dt.datetime(2001, 1, 1, tzinfo=dt.timezone.utc),
+                      max_records_per_fetch=2, min_fetch_period=dt.timedelta(milliseconds=250),
+                      fail_on_data_loss=True, **connector_options(kinesalite_server))
+    assert sorted(r.data for r in df.selectExpr("CAST(data AS STRING) AS data").collect()) == [
+        f"r{i}" for i in range(5)]
+
+
+def test_every_connector_condition_has_a_python_class():
+    scala = ROOT / "jvm" / "src" / "main" / "scala"
+    conditions = set()
+    for source in scala.rglob("*.scala"):
+        conditions.update(re.findall(r'"(KINESIS_[A-Z_]+)"', source.read_text(encoding="utf-8")))
+    assert "KINESIS_STREAM_NOT_FOUND" in conditions
+    unmapped = sorted(c for c in conditions if c not in errors._BY_CONDITION)
+    assert unmapped == [], f"add a class in python/spark_kinesis/errors.py for {unmapped}"
+    for condition, cls in errors._BY_CONDITION.items():
+        found = from_exception(RuntimeError(f"java.lang.RuntimeException: [{condition}] what happened\n\tat x"))
+        assert type(found) is cls and found.condition == condition
+        assert cls.__name__ in errors.__all__
+
+
+def test_a_session_without_the_jar_gets_a_clear_error():
+    # The message of Spark 4.3 when no data source answers to format("kinesis").
+    spark_error = RuntimeError(
+        "An error occurred while calling o30.load.\n: org.apache.spark.SparkClassNotFoundException: "
+        "[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kinesis. Make sure the provider name is correct "
+        "and the package is properly registered and compatible with your Spark version. SQLSTATE: 42K02")
+    found = from_exception(spark_error)
+    assert isinstance(found, errors.KinesisConnectorNotFoundError)
+    assert "configure_spark_with_kinesis" in str(found) and "--jars" in str(found)
+    assert from_exception(RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafka.")) is None
+
+
+def test_configure_adds_the_jar_unless_the_server_is_remote():
+    from pyspark.sql import SparkSession
+
+    jar = spark_kinesis.jar_path()
+    classic = configure_spark_with_kinesis(SparkSession.builder.config("spark.jars", "/opt/other.jar"))
+    assert classic._options["spark.jars"] == f"/opt/other.jar,{jar}"
+    # PySpark's local Spark Connect server is started by this process, with the builder's spark.jars.
+    local = configure_spark_with_kinesis(SparkSession.builder.remote("local[2]"))
+    assert local._options["spark.jars"] == jar
+    api_mode = configure_spark_with_kinesis(SparkSession.builder.config("spark.api.mode", "connect"))
+    assert api_mode._options["spark.jars"] == jar
+    # A remote server cannot gain a jar from its client: the builder is returned unchanged.
+    remote = configure_spark_with_kinesis(SparkSession.builder.remote("sc://localhost:15002"))
+    assert "spark.jars" not in remote._options
+
+
+def test_docstring_examples_run(spark):
+    # The examples define queries (no AWS call); actions that need a real stream are marked +SKIP.
+    modules = [spark_kinesis, spark_kinesis.io, spark_kinesis.session, spark_kinesis._jar, spark_kinesis.errors]
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    examples = 0
+    for module in modules:
+        for test in finder.find(module, globs={"spark": spark}):
+            runner.run(test)
+            examples += len(test.examples)
+    results = runner.summarize(verbose=False)
+    assert results.failed == 0
+    assert examples >= 15

@@ -7,6 +7,9 @@ Example::
 
     spark = configure_spark_with_kinesis(SparkSession.builder.master("local[2]")).getOrCreate()
     read_kinesis(spark, "orders", region="us-east-1").show()
+
+The functions work with classic and Spark Connect sessions alike (see docs/spark-connect.md); errors are the
+classes of :mod:`spark_kinesis.errors`.
 """
 
 from spark_kinesis import errors

@@ -1,62 +1,172 @@
-"""Checks keyword arguments against the connector's option registry before the JVM is touched."""
+"""Checks keyword arguments against the connector's option registry before the JVM is touched.
+
+Errors name what the caller wrote (``endpoint_url``, ``max_records_per_trigger``), not the option it sets.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
-from typing import Dict, Mapping
+import re
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+from spark_kinesis._option_info import OptionInfo
 from spark_kinesis.errors import KinesisOptionError
 from spark_kinesis.options import OPTIONS
 
-_BY_KEY = {name.lower(): info for name, info in OPTIONS.items()}
+__all__ = ["mentions", "normalize", "stream_names"]
 
 
-def validate(options: Mapping[str, str], scope: str, arguments: Mapping[str, str]) -> Dict[str, str]:
-    """Return ``options`` unchanged if every name is known for ``scope`` and every value well formed.
-
-    ``arguments`` maps option names to the Python keyword that set them (``endpointUrl`` -> ``endpoint_url``),
-    so errors name what the caller wrote.
-    """
-    for name, value in options.items():
-        shown = arguments.get(name, name)
-        info = _BY_KEY.get(name.lower())
-        if info is None:
-            close = difflib.get_close_matches(name, list(OPTIONS), n=3, cutoff=0.8)
-            if len(close) == 1:
-                hint = f" Did you mean '{close[0]}'?"
-            elif close:
-                hint = " Did you mean one of " + ", ".join(f"'{c}'" for c in close) + "?"
-            else:
-                hint = ""
-            raise KinesisOptionError(
-                f"[KINESIS_UNKNOWN_OPTION] Unknown option '{shown}'.{hint} See docs/options.md for every option.",
-                "KINESIS_UNKNOWN_OPTION")
-        if info.scope not in ("both", scope):
-            raise KinesisOptionError(
-                f"[KINESIS_OPTION_NOT_APPLICABLE] Option '{shown}' applies to the Kinesis {info.scope} only, "
-                f"not to the {scope}. Remove it.", "KINESIS_OPTION_NOT_APPLICABLE")
-        problem = _check_value(info, value)
-        if problem:
-            display = "(hidden)" if info.secret else repr(value)
-            raise KinesisOptionError(
-                f"[KINESIS_INVALID_OPTION_VALUE] Option '{shown}' has the value {display}, but it must be {problem}.",
-                "KINESIS_INVALID_OPTION_VALUE")
-    return dict(options)
+def _fold(name: str) -> str:
+    """A name without case or underscores: ``max_records_per_trigger`` and ``maxRecordsPerTrigger`` meet."""
+    return name.replace("_", "").lower()
 
 
-def _check_value(info, value: str):
+_BY_FOLDED: Dict[str, OptionInfo] = {_fold(name): info for name, info in OPTIONS.items()}
+
+# The connector's rules for a stream (io.sparkkinesis.aws.StreamRef).
+_STREAM_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_STREAM_ARN = re.compile(r"arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[A-Za-z0-9_.-]{1,128}")
+
+_DURATION = re.compile(r"\s*\d+\s*(ms|s|m|h)?\s*", re.IGNORECASE)
+_BYTES = re.compile(r"\s*\d+\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
+_TIMESTAMP = re.compile(r"\s*(\d+|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))\s*",
+                        re.IGNORECASE)
+
+_DESCRIBE = {
+    "boolean": "true or false",
+    "string": "a non-empty string",
+    "duration": "a duration such as 200ms, 5s or 2m (or a datetime.timedelta)",
+    "bytes": "a size in bytes, optionally with a suffix k, m or g (binary units), e.g. 5m",
+    "timestamp": ("an ISO-8601 instant with an offset such as 2026-01-31T12:00:00Z, milliseconds since the epoch, "
+                  "or a timezone-aware datetime.datetime"),
+}
+
+
+def _error(condition: str, message: str) -> KinesisOptionError:
+    return KinesisOptionError(f"[{condition}] {message}", condition)
+
+
+def _suggest(name: str) -> str:
+    folded = _fold(name)
+    close = difflib.get_close_matches(folded, list(_BY_FOLDED), n=3, cutoff=0.8)
+    names = [_BY_FOLDED[c].name for c in close]
+    if len(names) == 1:
+        return f" Did you mean '{names[0]}'?"
+    if names:
+        return " Did you mean one of " + ", ".join(f"'{n}'" for n in names) + "?"
+    return ""
+
+
+def _text(info: OptionInfo, shown: str, value: object) -> str:
+    """The option text for a Python value: booleans as true/false, datetimes and timedeltas converted."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, _dt.timedelta):
+        if info.type != "duration":
+            raise _error("KINESIS_INVALID_OPTION_VALUE",
+                         f"Option '{shown}' takes {_DESCRIBE.get(info.type, info.type)}, not a timedelta.")
+        return f"{int(value / _dt.timedelta(milliseconds=1))}ms"
+    if isinstance(value, _dt.datetime):
+        if info.type != "timestamp":
+            raise _error("KINESIS_INVALID_OPTION_VALUE",
+                         f"Option '{shown}' takes {_DESCRIBE.get(info.type, info.type)}, not a datetime.")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise _error("KINESIS_INVALID_OPTION_VALUE",
+                         f"Option '{shown}' has the naive datetime {value.isoformat()!r}; give it a timezone, "
+                         "e.g. datetime(2026, 1, 31, 12, 0, tzinfo=timezone.utc).")
+        return value.isoformat()
+    return str(value)
+
+
+def _problem(info: OptionInfo, value: str) -> Optional[str]:
+    """What ``value`` must be instead, or ``None`` when it is well formed (ranges of sizes and durations are
+    checked by the connector when the query starts)."""
     text = value.strip()
-    if info.type == "boolean" and text.lower() not in ("true", "false"):
-        return "true or false"
-    if info.type == "enum" and info.choices and text.lower() not in info.choices:
+    kind = info.type
+    if kind == "boolean" and text.lower() not in ("true", "false"):
+        return _DESCRIBE[kind]
+    if kind == "enum" and info.choices and text.lower() not in info.choices:
         return "one of " + ", ".join(info.choices)
-    if info.type in ("int", "long"):
+    if kind in ("int", "long"):
         try:
             number = int(text)
         except ValueError:
+            number = None
+        if number is None or (info.minimum is not None and number < info.minimum) or (
+                info.maximum is not None and number > info.maximum):
             return f"a whole number from {info.minimum} to {info.maximum}"
-        if (info.minimum is not None and number < info.minimum) or (info.maximum is not None and number > info.maximum):
-            return f"a whole number from {info.minimum} to {info.maximum}"
-    if info.type == "string" and not text:
-        return "a non-empty string"
+    if kind == "string" and not text:
+        return _DESCRIBE[kind]
+    if kind == "duration" and not _DURATION.fullmatch(value):
+        return _DESCRIBE[kind]
+    if kind == "bytes" and not _BYTES.fullmatch(value):
+        return _DESCRIBE[kind]
+    if kind == "timestamp" and not _TIMESTAMP.fullmatch(value):
+        return _DESCRIBE[kind]
     return None
+
+
+def normalize(arguments: Iterable[Tuple[str, object]], scope: str,
+              aliases: Mapping[str, str] = {}) -> Dict[str, str]:
+    """Turn ``(keyword, value)`` pairs into connector options, or raise :class:`KinesisOptionError`.
+
+    A keyword is an option name in any case (``maxRecordsPerTrigger``, ``maxrecordspertrigger``), in snake case
+    (``max_records_per_trigger``), or a key of ``aliases`` (a Python argument name mapped to the option it sets).
+    ``None`` values are left out. Every error names the keyword as written.
+    """
+    options: Dict[str, str] = {}
+    given_as: Dict[str, str] = {}
+    for keyword, value in arguments:
+        if value is None:
+            continue
+        info = _BY_FOLDED.get(_fold(aliases.get(keyword, keyword)))
+        if info is None:
+            raise _error("KINESIS_UNKNOWN_OPTION",
+                         f"Unknown option '{keyword}'.{_suggest(keyword)} See docs/options.md for every option.")
+        if info.name in given_as:
+            raise _error("KINESIS_CONFLICTING_OPTIONS",
+                         f"'{given_as[info.name]}' and '{keyword}' both set the option '{info.name}'; give it once.")
+        if info.scope not in ("both", scope):
+            raise _error("KINESIS_OPTION_NOT_APPLICABLE",
+                         f"Option '{keyword}' applies to the Kinesis {info.scope} only, not to the {scope}. Remove it.")
+        text = _text(info, keyword, value)
+        problem = _problem(info, text)
+        if problem:
+            shown = "(hidden)" if info.secret else repr(text)
+            raise _error("KINESIS_INVALID_OPTION_VALUE",
+                         f"Option '{keyword}' has the value {shown}, but it must be {problem}.")
+        given_as[info.name] = keyword
+        options[info.name] = text
+    return options
+
+
+def mentions(options: Mapping[str, object], option: str) -> bool:
+    """Whether ``options`` (keyword arguments) set ``option`` under any spelling."""
+    return any(_fold(keyword) == _fold(option) for keyword in options)
+
+
+def stream_names(stream: Union[str, Iterable[str], None], argument: str = "stream") -> List[str]:
+    """The stream names or ARNs in ``stream`` (a name, a comma-separated list, or an iterable), each checked."""
+    if stream is None:
+        return []
+    if isinstance(stream, str):
+        parts = stream.split(",")
+    elif isinstance(stream, (bytes, Mapping)):
+        raise _error("KINESIS_INVALID_STREAM_NAME",
+                     f"Argument '{argument}' must be a stream name or ARN, or a list of them, "
+                     f"not {type(stream).__name__}.")
+    else:
+        parts = [str(s) for s in stream]
+    names = []
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
+        if not (_STREAM_NAME.fullmatch(part) or _STREAM_ARN.fullmatch(part)):
+            raise _error("KINESIS_INVALID_STREAM_NAME",
+                         f"Stream '{part}' in argument '{argument}' is neither a stream name (1-128 characters of "
+                         "a-z, A-Z, 0-9, '_', '.', '-') nor a stream ARN (arn:aws:kinesis:<region>:<account>:"
+                         "stream/<name>).")
+        if part not in names:
+            names.append(part)
+    return names

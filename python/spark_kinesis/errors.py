@@ -2,8 +2,11 @@
 
 Every error the connector raises carries a stable condition name in brackets at the start of its message, such as
 ``[KINESIS_STREAM_NOT_FOUND]``. The functions of this package raise the matching class below (chained to
-PySpark's original exception); for errors that surface later, for example when a streaming query fails,
-:func:`from_exception` finds the condition in any exception.
+PySpark's original exception, classic or Spark Connect); for errors that surface later, for example when a
+streaming query fails, :func:`from_exception` finds the condition in any exception.
+
+Every class derives from :class:`KinesisError`, whose ``condition`` attribute is the bracketed name. Errors about
+input you can fix (options, stream names, schemas) are also :class:`ValueError`.
 
 Example::
 
@@ -22,17 +25,23 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from typing import Dict, Iterator, Optional, Type
+from typing import Dict, Iterator, List, Optional, Type
 
 __all__ = [
     "KinesisError",
     "KinesisOptionError",
     "KinesisSchemaError",
+    "KinesisInvalidRowError",
     "KinesisStreamNotFoundError",
     "KinesisAccessDeniedError",
     "KinesisDataLossError",
+    "KinesisRangeUnavailableError",
+    "KinesisInvalidOffsetError",
     "KinesisRetriesExhaustedError",
+    "KinesisServiceError",
     "KinesisRecordTooLargeError",
+    "KinesisRecordRejectedError",
+    "KinesisConnectorNotFoundError",
     "KinesisVersionError",
     "from_exception",
 ]
@@ -47,11 +56,15 @@ class KinesisError(Exception):
 
 
 class KinesisOptionError(KinesisError, ValueError):
-    """An option or keyword argument is unknown, missing, malformed, or conflicts with another."""
+    """An option, keyword argument or stream name is unknown, missing, malformed, or conflicts with another."""
 
 
 class KinesisSchemaError(KinesisError, ValueError):
     """The DataFrame given to the sink does not have the columns it needs."""
+
+
+class KinesisInvalidRowError(KinesisError, ValueError):
+    """A row the sink cannot turn into a record: null data, a bad partition key, hash key or stream name."""
 
 
 class KinesisStreamNotFoundError(KinesisError):
@@ -66,12 +79,32 @@ class KinesisDataLossError(KinesisError):
     """Records the query should read are gone (trimmed by retention); see the ``failOnDataLoss`` option."""
 
 
+class KinesisRangeUnavailableError(KinesisError):
+    """The records a micro-batch planned can no longer be re-read."""
+
+
+class KinesisInvalidOffsetError(KinesisError, ValueError):
+    """An offset in a checkpoint, or a per-shard start position, cannot be read."""
+
+
 class KinesisRetriesExhaustedError(KinesisError):
     """A call kept failing (throttling, service errors) until the retry budget was spent."""
 
 
+class KinesisServiceError(KinesisError):
+    """Kinesis answered a call with an error that retrying does not fix."""
+
+
 class KinesisRecordTooLargeError(KinesisError):
     """A record is larger than the stream accepts."""
+
+
+class KinesisRecordRejectedError(KinesisError):
+    """Kinesis refused a record with an error that retrying cannot fix (for example its encryption key)."""
+
+
+class KinesisConnectorNotFoundError(KinesisError):
+    """The Spark session (or the Spark Connect server) does not have the connector jar on its classpath."""
 
 
 class KinesisVersionError(KinesisError):
@@ -87,35 +120,67 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_STREAM_NAME": KinesisOptionError,
     "KINESIS_USER_SCHEMA_NOT_ALLOWED": KinesisOptionError,
     "KINESIS_INVALID_SINK_SCHEMA": KinesisSchemaError,
+    "KINESIS_INVALID_SINK_ROW": KinesisInvalidRowError,
     "KINESIS_STREAM_NOT_FOUND": KinesisStreamNotFoundError,
     "KINESIS_ACCESS_DENIED": KinesisAccessDeniedError,
     "KINESIS_DATA_LOSS": KinesisDataLossError,
+    "KINESIS_RANGE_UNAVAILABLE": KinesisRangeUnavailableError,
+    "KINESIS_INVALID_OFFSET": KinesisInvalidOffsetError,
     "KINESIS_RETRIES_EXHAUSTED": KinesisRetriesExhaustedError,
+    "KINESIS_SERVICE_ERROR": KinesisServiceError,
     "KINESIS_RECORD_TOO_LARGE": KinesisRecordTooLargeError,
+    "KINESIS_RECORD_REJECTED": KinesisRecordRejectedError,
+    # Raised by this package only, never by the JVM.
+    "KINESIS_CONNECTOR_NOT_FOUND": KinesisConnectorNotFoundError,
+    "KINESIS_VERSION_MISMATCH": KinesisVersionError,
 }
 
 _CONDITION = re.compile(r"\[(KINESIS_[A-Z_]+)\]\s*([^\n]*)")
+# Spark's own error when no data source answers to format("kinesis"): the jar is not on the classpath.
+_NO_DATA_SOURCE = re.compile(r"\[DATA_SOURCE_NOT_FOUND\][^\n]*\bkinesis\b")
+
+CONNECTOR_NOT_FOUND_MESSAGE = (
+    "[KINESIS_CONNECTOR_NOT_FOUND] The spark-kinesis connector jar is not on this Spark session's classpath. "
+    "For a session this process starts, build it with configure_spark_with_kinesis(SparkSession.builder...) "
+    "before getOrCreate(); for spark-submit or a Spark Connect server, start it with "
+    "--jars \"$(python -m spark_kinesis jar)\".")
 
 
-def from_exception(exc: BaseException) -> Optional[KinesisError]:
-    """The connector error inside ``exc`` (PySpark, Py4J or streaming-query exceptions), or ``None``."""
+def _texts(exc: BaseException) -> List[str]:
+    """The messages of ``exc`` and of every exception it was raised from, outermost first."""
     seen = set()
     current: Optional[BaseException] = exc
     texts = []
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         texts.append(str(current))
-        for attr in ("desc", "message"):
+        for attr in ("desc", "message"):  # Py4J's and older PySpark's exceptions keep the JVM message here
             value = getattr(current, attr, None)
             if isinstance(value, str):
                 texts.append(value)
         current = current.__cause__ or current.__context__
+    return texts
+
+
+def from_exception(exc: BaseException) -> Optional[KinesisError]:
+    """The connector error inside ``exc``, or ``None`` when there is none.
+
+    ``exc`` may be any exception: PySpark's (classic or Spark Connect), Py4J's, a ``StreamingQueryException``,
+    or one of this module's. The result is an instance of the class for the condition found (with the
+    condition's message line), :class:`KinesisConnectorNotFoundError` when Spark found no ``kinesis`` data
+    source, or :class:`KinesisError` for a condition this version does not know.
+    """
+    if isinstance(exc, KinesisError):
+        return exc
+    texts = _texts(exc)
     for text in texts:
         match = _CONDITION.search(text)
         if match:
             condition = match.group(1)
             cls = _BY_CONDITION.get(condition, KinesisError)
             return cls(f"[{condition}] {match.group(2).strip()}", condition)
+    if any(_NO_DATA_SOURCE.search(text) for text in texts):
+        return KinesisConnectorNotFoundError(CONNECTOR_NOT_FOUND_MESSAGE, "KINESIS_CONNECTOR_NOT_FOUND")
     return None
 
 

@@ -1,25 +1,34 @@
-"""Reading from and writing to Kinesis with DataFrames."""
+"""Reading from and writing to Kinesis with DataFrames, in classic PySpark and with Spark Connect."""
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
-from spark_kinesis._validate import validate
+from spark_kinesis._validate import mentions, normalize, stream_names
 from spark_kinesis.errors import KinesisOptionError, translate_errors
 
 __all__ = ["InitialPosition", "kinesis_stream", "read_kinesis", "write_kinesis"]
 
 
 class InitialPosition:
-    """Values of ``initial_position`` (where a new query starts in each shard)."""
+    """Values of ``initial_position``: where a new query starts in each shard.
+
+    >>> from spark_kinesis import InitialPosition
+    >>> InitialPosition.TRIM_HORIZON
+    'trim_horizon'
+    """
 
     LATEST = "latest"
+    """Records that arrive after the query first starts (streaming only; pinned in the checkpoint)."""
     TRIM_HORIZON = "trim_horizon"
+    """The oldest record still in the stream."""
     EARLIEST = "earliest"
+    """The same as ``TRIM_HORIZON``."""
     AT_TIMESTAMP = "at_timestamp"
+    """The first record that arrived at or after the ``initialTimestamp`` option."""
 
 
 FORMAT = "kinesis"
@@ -27,36 +36,44 @@ FORMAT = "kinesis"
 StreamNames = Union[str, Iterable[str]]
 
 
-def _stream_option(stream: StreamNames) -> str:
-    if isinstance(stream, str):
-        names = [s.strip() for s in stream.split(",")]
-    else:
-        names = [str(s).strip() for s in stream]
-    names = [n for n in names if n]
+def _is_connect(obj: Any) -> bool:
+    """Whether ``obj`` (a session or a DataFrame) belongs to Spark Connect; never touches a JVM."""
+    return type(obj).__module__.startswith("pyspark.sql.connect")
+
+
+def _options(scope: str, stream: List[str], named: List[Tuple[str, object]], options: Dict[str, object]) -> dict:
+    arguments: List[Tuple[str, object]] = []
+    if stream:
+        arguments.append(("stream", ",".join(stream)))
+    arguments.extend(named)
+    arguments.extend(options.items())
+    return normalize(arguments, scope, aliases={"stream": "streamName"})
+
+
+def _source_arguments(region: Optional[str], endpoint_url: Optional[str], initial_position: str, default: str,
+                      options: Dict[str, object]) -> List[Tuple[str, object]]:
+    named: List[Tuple[str, object]] = [("region", region), ("endpoint_url", endpoint_url)]
+    # initialPosition=... among the options is fine when initial_position was left at its default.
+    if not (initial_position == default and mentions(options, "initialPosition")):
+        named.append(("initial_position", initial_position))
+    return named
+
+
+def _source_stream(stream: StreamNames) -> List[str]:
+    names = stream_names(stream)
     if not names:
         raise KinesisOptionError(
             "[KINESIS_MISSING_OPTION] Argument 'stream' needs at least one stream name or ARN, "
             "e.g. kinesis_stream(spark, 'orders')", "KINESIS_MISSING_OPTION")
-    return ",".join(names)
+    return names
 
 
-# Keyword arguments with Python names, and the options they set.
-_ARGUMENTS = {"region": "region", "endpointUrl": "endpoint_url", "initialPosition": "initial_position",
-              "streamName": "stream"}
-
-
-def _options(scope: str, stream: StreamNames, region: Optional[str], endpoint_url: Optional[str],
-             **options: object) -> dict:
-    opts = {"streamName": _stream_option(stream)}
-    if region is not None:
-        opts["region"] = region
-    if endpoint_url is not None:
-        opts["endpointUrl"] = endpoint_url
-    for key, value in options.items():
-        if value is None:
-            continue
-        opts[key] = str(value).lower() if isinstance(value, bool) else str(value)
-    return validate(opts, scope, _ARGUMENTS)
+def _analysed(df: DataFrame) -> DataFrame:
+    # Classic PySpark resolves the source in load(); Spark Connect only when the plan is first analysed. Ask for
+    # the schema now, so that errors (and a missing connector jar) surface here in both.
+    if _is_connect(df):
+        _ = df.schema
+    return df
 
 
 def kinesis_stream(
@@ -65,27 +82,47 @@ def kinesis_stream(
     *,
     region: Optional[str] = None,
     endpoint_url: Optional[str] = None,
-    initial_position: str = "latest",
+    initial_position: str = InitialPosition.LATEST,
     **options: object,
 ) -> DataFrame:
     """Read one or more streams as a streaming DataFrame (exactly-once micro-batches).
 
     Every micro-batch's range is fixed in Spark's checkpoint before it runs, so restarts, retries and several
-    actions in ``foreachBatch`` see the same records. ``initial_position`` applies to a new query only:
-    ``latest`` (pinned when the query first starts), ``trim_horizon``/``earliest``, or ``at_timestamp`` with the
-    ``initialTimestamp`` option. Pacing and limits (``maxRecordsPerTrigger``, ``maxBytesPerTrigger``, ...) go in
-    ``options`` under their documented names.
+    actions in ``foreachBatch`` see the same records.
 
-    Example::
+    :param spark: a session with the connector jar (see :func:`configure_spark_with_kinesis`); a Spark Connect
+        session works too when its server has the jar.
+    :param stream: a stream name or ARN, a comma-separated list, or a list of them.
+    :param region: the streams' AWS region; by default the SDK's region chain (``AWS_REGION``, profile).
+    :param endpoint_url: a Kinesis endpoint other than AWS's, e.g. LocalStack's ``http://localhost:4566``.
+    :param initial_position: where a new query starts (see :class:`InitialPosition`): ``latest`` (pinned when
+        the query first starts), ``trim_horizon``/``earliest``, or ``at_timestamp`` with ``initialTimestamp``.
+        A query restarted from a checkpoint continues where it stopped.
+    :param options: any other option of docs/options.md, under its name (``maxRecordsPerTrigger=10000``) or in
+        snake case (``max_records_per_trigger=10000``). Booleans, numbers, ``datetime.timedelta`` durations and
+        timezone-aware ``datetime.datetime`` timestamps are converted.
+    :returns: a streaming DataFrame with the columns ``data`` (binary), ``streamName``, ``shardId``,
+        ``partitionKey``, ``sequenceNumber``, ``subSequenceNumber`` and ``approximateArrivalTimestamp``.
+    :raises spark_kinesis.errors.KinesisOptionError: for an unknown, misplaced or malformed argument, before Spark
+        is called; the message names the argument as you wrote it.
+    :raises spark_kinesis.errors.KinesisConnectorNotFoundError: when the session does not have the jar.
 
-        orders = kinesis_stream(spark, "orders", region="eu-west-1", maxRecordsPerTrigger=10000)
-        query = (orders.selectExpr("CAST(data AS STRING) AS json")
-                 .writeStream.format("parquet").option("path", "/data/orders")
-                 .option("checkpointLocation", "/checkpoints/orders").start())
+    >>> from spark_kinesis import kinesis_stream
+    >>> orders = kinesis_stream(spark, "orders", region="eu-west-1", initial_position="trim_horizon",
+    ...                         max_records_per_trigger=10000)
+    >>> orders.isStreaming
+    True
+    >>> orders.columns
+    ['data', 'streamName', 'shardId', 'partitionKey', 'sequenceNumber', 'subSequenceNumber', 'approximateArrivalTimestamp']
+    >>> query = (orders.selectExpr("CAST(data AS STRING) AS json", "approximateArrivalTimestamp")
+    ...          .writeStream.format("parquet").option("path", "/data/orders")
+    ...          .option("checkpointLocation", "/checkpoints/orders").start())  # doctest: +SKIP
     """
-    opts = _options("source", stream, region, endpoint_url, initialPosition=initial_position, **options)
+    names = _source_stream(stream)
+    named = _source_arguments(region, endpoint_url, initial_position, InitialPosition.LATEST, options)
+    opts = _options("source", names, named, options)
     with translate_errors():
-        return spark.readStream.format(FORMAT).options(**opts).load()
+        return _analysed(spark.readStream.format(FORMAT).options(**opts).load())
 
 
 def read_kinesis(
@@ -94,53 +131,79 @@ def read_kinesis(
     *,
     region: Optional[str] = None,
     endpoint_url: Optional[str] = None,
-    initial_position: str = "trim_horizon",
+    initial_position: str = InitialPosition.TRIM_HORIZON,
     **options: object,
 ) -> DataFrame:
     """Read the records of one or more streams as a batch DataFrame.
 
     Reads every shard from ``initial_position`` (``trim_horizon``/``earliest``, or ``at_timestamp`` with the
-    ``initialTimestamp`` option) up to the records present when the query runs. Columns: ``data`` (binary),
-    ``streamName``, ``shardId``, ``partitionKey``, ``sequenceNumber``, ``subSequenceNumber``,
-    ``approximateArrivalTimestamp``. Other connector options go in ``options`` under their documented names.
+    ``initialTimestamp`` option) up to the records that had arrived when the query is planned. The arguments
+    and columns are those of :func:`kinesis_stream`; ``latest`` is refused, a batch read needs a start.
 
-    Example::
-
-        df = read_kinesis(spark, "orders", region="eu-west-1")
-        df.selectExpr("CAST(data AS STRING) AS json", "partitionKey").show()
+    >>> from datetime import datetime, timezone
+    >>> from spark_kinesis import read_kinesis
+    >>> recent = read_kinesis(spark, ["orders", "refunds"], region="eu-west-1", initial_position="at_timestamp",
+    ...                       initial_timestamp=datetime(2026, 1, 31, 12, 0, tzinfo=timezone.utc))
+    >>> recent.isStreaming
+    False
+    >>> recent.selectExpr("streamName", "CAST(data AS STRING) AS json").show()  # doctest: +SKIP
     """
-    opts = _options("source", stream, region, endpoint_url, initialPosition=initial_position, **options)
+    names = _source_stream(stream)
+    named = _source_arguments(region, endpoint_url, initial_position, InitialPosition.TRIM_HORIZON, options)
+    opts = _options("source", names, named, options)
     with translate_errors():
-        return spark.read.format(FORMAT).options(**opts).load()
+        return _analysed(spark.read.format(FORMAT).options(**opts).load())
 
 
 def write_kinesis(
     df: DataFrame,
-    stream: str,
+    stream: Optional[str],
     *,
     region: Optional[str] = None,
     endpoint_url: Optional[str] = None,
     **options: object,
 ) -> Optional[DataStreamWriter]:
-    """Write a DataFrame to a stream with PutRecords.
+    """Write a DataFrame to a stream with PutRecords (at-least-once; see docs/sink.md for de-duplication).
 
     ``df`` has a ``data`` column (binary or string) and may have ``partitionKey`` (string; otherwise the
     ``partitionKeyColumn`` option names one, or each record gets a random key), ``explicitHashKey`` and
-    ``streamName`` (per-row target; ``stream`` is the default for rows without one). A batch DataFrame is written
-    at once (returns ``None``); for a streaming DataFrame the configured ``DataStreamWriter`` is returned, to be
-    started with a checkpoint location. Writes are at-least-once; see docs/sink.md for de-duplication.
+    ``streamName`` (a per-row target: ``stream`` is then the default for rows without one, and may be ``None``).
 
-    Example::
+    A batch DataFrame is written at once and ``None`` is returned. For a streaming DataFrame the configured
+    ``DataStreamWriter`` is returned (append mode), to be started with a checkpoint location.
 
-        events = spark.createDataFrame([("k1", '{"id": 1}')], "partitionKey string, data string")
-        write_kinesis(events, "orders", region="eu-west-1")
+    :param df: the rows to write, batch or streaming.
+    :param stream: the stream name or ARN to write to.
+    :param region: the stream's AWS region; by default the SDK's region chain.
+    :param endpoint_url: a Kinesis endpoint other than AWS's.
+    :param options: any sink option of docs/options.md, by name or in snake case (``ordering="perKey"``,
+        ``max_retries=20``).
+    :raises spark_kinesis.errors.KinesisOptionError: for an unknown, misplaced or malformed argument, before Spark
+        is called.
+    :raises spark_kinesis.errors.KinesisSchemaError: when ``df`` lacks ``data`` or has columns the sink does not
+        take (batch writes; a streaming query fails with it when started).
 
-        query = write_kinesis(stream_df, "orders-copy", region="eu-west-1") \
-            .option("checkpointLocation", "/checkpoints/copy").start()
+    >>> from spark_kinesis import kinesis_stream, write_kinesis
+    >>> events = spark.createDataFrame([("customer-1", '{"id": 1}')], "partitionKey string, data string")
+    >>> write_kinesis(events, "orders", region="eu-west-1")  # doctest: +SKIP
+    >>> orders = kinesis_stream(spark, "orders", region="eu-west-1")
+    >>> copy = write_kinesis(orders.select("data", "partitionKey"), "orders-copy", region="eu-west-1",
+    ...                      ordering="perKey")
+    >>> query = copy.option("checkpointLocation", "/checkpoints/orders-copy").start()  # doctest: +SKIP
     """
-    opts = _options("sink", stream, region, endpoint_url, **options)
-    if df.isStreaming:
-        return df.writeStream.format(FORMAT).options(**opts).outputMode("append")
+    names = stream_names(stream)
+    if len(names) > 1:
+        raise KinesisOptionError(
+            f"[KINESIS_INVALID_OPTION_VALUE] Argument 'stream' names {len(names)} streams, but the sink writes to one "
+            "stream by default; route rows to other streams with a 'streamName' column.",
+            "KINESIS_INVALID_OPTION_VALUE")
+    opts = _options("sink", names, [("region", region), ("endpoint_url", endpoint_url)], options)
     with translate_errors():
+        if "streamName" not in opts and "streamName" not in df.columns:
+            raise KinesisOptionError(
+                "[KINESIS_MISSING_OPTION] Argument 'stream' is None and the DataFrame has no 'streamName' column: "
+                "name the stream to write to, e.g. write_kinesis(df, 'orders').", "KINESIS_MISSING_OPTION")
+        if df.isStreaming:
+            return df.writeStream.format(FORMAT).options(**opts).outputMode("append")
         df.write.format(FORMAT).options(**opts).mode("append").save()
     return None

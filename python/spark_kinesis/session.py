@@ -2,36 +2,57 @@
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+import os
+from typing import Optional
 
 import pyspark
+from pyspark.sql import SparkSession
 
 from spark_kinesis._jar import check_versions, jar_path
 
 __all__ = ["configure_spark_with_kinesis"]
 
 
+def _connect_server_url(options: dict) -> Optional[str]:
+    """The ``sc://`` URL of a Spark Connect server the builder connects to, or ``None`` when the session's JVM
+    is started by this process (classic PySpark, or a local Spark Connect server: ``remote("local[2]")`` or
+    ``spark.api.mode=connect``)."""
+    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE"))
+    if url is not None and str(url).startswith("sc://"):
+        return str(url)
+    return None
+
+
 def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Add the bundled connector jar to ``spark.jars`` of a session builder and return the builder.
 
     Jars already listed in ``spark.jars`` are kept. The jar must be on the classpath before the JVM starts,
-    so call this before ``getOrCreate()``; a session that is already running cannot gain it. Raises
-    :class:`spark_kinesis.errors.KinesisVersionError` when the installed PySpark is not the Spark version the jar
-    was built for.
+    so call this before ``getOrCreate()``; a session that is already running cannot gain it.
 
-    Example::
+    Works for classic sessions and for a local Spark Connect server that PySpark starts for you
+    (``SparkSession.builder.remote("local[2]")``, or ``spark.api.mode`` set to ``connect``). A builder for a
+    remote Spark Connect server (``remote("sc://host:15002")``) is returned unchanged: that server must have been
+    started with the jar (``--jars "$(python -m spark_kinesis jar)"``); see docs/spark-connect.md.
 
-        from pyspark.sql import SparkSession
-        from spark_kinesis import configure_spark_with_kinesis
+    :raises spark_kinesis.errors.KinesisVersionError: when the installed PySpark is not the Spark version the
+        jar was built for, or the jar is not this package's version.
 
-        spark = configure_spark_with_kinesis(
-            SparkSession.builder.appName("orders").master("local[2]")
-        ).getOrCreate()
+    >>> from pyspark.sql import SparkSession
+    >>> from spark_kinesis import configure_spark_with_kinesis
+    >>> builder = configure_spark_with_kinesis(SparkSession.builder.appName("orders").master("local[2]"))
+    >>> spark = builder.getOrCreate()  # doctest: +SKIP
+
+    A local Spark Connect server started by PySpark gets the jar the same way:
+
+    >>> builder = configure_spark_with_kinesis(SparkSession.builder.remote("local[2]"))
+    >>> spark = builder.getOrCreate()  # doctest: +SKIP
     """
+    options = getattr(builder, "_options", {})  # both PySpark builders keep their settings here
+    if _connect_server_url(options) is not None:
+        return builder
     check_versions(pyspark.__version__)
     jar = jar_path()
-    existing = getattr(builder, "_options", {}).get("spark.jars", "")  # the builder keeps its settings here
-    jars = [j for j in existing.split(",") if j.strip()]
+    jars = [j for j in str(options.get("spark.jars", "")).split(",") if j.strip()]
     if jar not in jars:
         jars.append(jar)
     return builder.config("spark.jars", ",".join(jars))

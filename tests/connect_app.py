@@ -1,0 +1,119 @@
+"""A Spark Connect client that uses spark_kinesis end to end; run by tests/test_connect.py as a subprocess.
+
+PySpark's local Spark Connect server (``remote("local[2]")``) runs in a JVM that the client's own Python process
+starts, and PySpark refuses it when that process already has a classic session (the pytest process has one), so
+the Connect session lives in this separate process.
+
+Usage: ``python tests/connect_app.py CONFIG_JSON`` with the keys
+
+* ``remote``: ``local[2]`` (a local server started here, with the jar from ``configure_spark_with_kinesis``) or
+  ``sc://localhost:PORT`` (a server started elsewhere with the jar; its token in SPARK_CONNECT_AUTHENTICATE_TOKEN);
+* ``connection``: the connector options that reach the local Kinesis server (``endpointUrl``, ``region``, keys);
+* ``source``, ``copy``: two existing streams; ``rows``: how many rows to write; ``workdir``: for checkpoints;
+* ``timeout``: seconds each query may take.
+
+The last line printed is a JSON object with what happened (see ``main``); the exit code is 0 unless a step
+failed unexpectedly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def connect_session(remote: str):
+    from pyspark.sql import SparkSession
+
+    from spark_kinesis import configure_spark_with_kinesis
+
+    builder = SparkSession.builder.remote(remote)
+    if remote.startswith("local"):
+        # Settings of the local server PySpark starts in this process (the gRPC port is always 15002).
+        builder = (builder.config("spark.connect.grpc.binding.address", "127.0.0.1")
+                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2"))
+    # Adds the jar for a local server; returns the builder unchanged for an sc:// server.
+    return configure_spark_with_kinesis(builder).getOrCreate()
+
+
+def outcome(action):
+    """``[class name, condition]`` of the spark_kinesis error that ``action`` raised (directly or inside a
+    PySpark exception), or ``[class name, None]`` for another error, or ``None`` when nothing was raised."""
+    from spark_kinesis.errors import KinesisError, from_exception
+
+    try:
+        action()
+    except KinesisError as e:
+        return [type(e).__name__, e.condition]
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        found = from_exception(e)
+        return [type(found).__name__, found.condition] if found else [type(e).__name__, None]
+    return None
+
+
+def main(config: dict) -> dict:
+    from spark_kinesis import kinesis_stream, read_kinesis, write_kinesis
+
+    started = time.monotonic()
+    conn = dict(config["connection"])
+    endpoint, region = conn.pop("endpointUrl"), conn.pop("region")
+    timeout, workdir = config["timeout"], config["workdir"]
+    spark = connect_session(config["remote"])
+    result = {"session": type(spark).__module__, "started_s": round(time.monotonic() - started, 1)}
+
+    # A batch write: returns None once the rows are in the stream.
+    rows = [(f"key-{i % 7}", f"record-{i}") for i in range(config["rows"])]
+    batch = spark.createDataFrame(rows, "partitionKey string, data string")
+    result["batch_write_returned"] = repr(write_kinesis(batch, config["source"], region=region,
+                                                        endpoint_url=endpoint, **conn))
+
+    # A streaming read with Trigger.AvailableNow into the memory sink, which the client then queries.
+    source = kinesis_stream(spark, config["source"], region=region, endpoint_url=endpoint,
+                            initial_position="trim_horizon", **conn)
+    query = (source.selectExpr("partitionKey", "CAST(data AS STRING) AS data").writeStream.format("memory")
+             .queryName("connect_read").option("checkpointLocation", os.path.join(workdir, "read"))
+             .trigger(availableNow=True).start())
+    result["read_finished"] = bool(query.awaitTermination(timeout))
+    result["read"] = [[r.partitionKey, r.data] for r in spark.table("connect_read").collect()]
+
+    # A streaming write: the returned writer copies the source stream into the other one.
+    writer = write_kinesis(source.select("data", "partitionKey"), config["copy"], region=region,
+                           endpoint_url=endpoint, **conn)
+    result["writer"] = type(writer).__module__ + "." + type(writer).__name__
+    copy = (writer.option("checkpointLocation", os.path.join(workdir, "copy"))
+            .trigger(availableNow=True).start())
+    result["copy_finished"] = bool(copy.awaitTermination(timeout))
+
+    # Errors: checked in Python before the server is asked; raised by the connector on the server.
+    result["errors"] = {
+        "misspelled_option": outcome(lambda: kinesis_stream(spark, config["source"], region=region,
+                                                            endpoint_url=endpoint, maxRecordsPerTriger=10, **conn)),
+        "extra_column": outcome(lambda: write_kinesis(
+            spark.createDataFrame([("k", "d", 1)], "partitionKey string, data string, extra int"),
+            config["copy"], region=region, endpoint_url=endpoint, **conn)),
+        "missing_stream_batch": outcome(lambda: read_kinesis(spark, "no-such-stream", region=region,
+                                                             endpoint_url=endpoint, **conn).collect()),
+    }
+    failing = (kinesis_stream(spark, "no-such-stream", region=region, endpoint_url=endpoint,
+                              initial_position="trim_horizon", **conn)
+               .writeStream.format("noop").option("checkpointLocation", os.path.join(workdir, "failing")).start())
+    result["errors"]["missing_stream_query"] = outcome(lambda: failing.awaitTermination(timeout))
+    result["seconds"] = round(time.monotonic() - started, 1)
+    spark.stop()
+    return result
+
+
+if __name__ == "__main__":
+    try:
+        print(json.dumps(main(json.loads(sys.argv[1]))), flush=True)
+    except Exception:  # noqa: BLE001 - the test shows the traceback
+        traceback.print_exc()
+        sys.exit(1)

@@ -1,0 +1,132 @@
+"""Spark Connect: kinesis_stream, read_kinesis and write_kinesis work from a Connect session.
+
+The Connect client runs in a subprocess (tests/connect_app.py): a local Connect server lives in a JVM that the
+client's Python process starts itself, which PySpark refuses next to the classic session of this process.
+Two servers are covered: the local one PySpark starts for ``remote("local[2]")``, given the jar by
+``configure_spark_with_kinesis``, and a separate server started with ``spark-submit --jars <jar>``, as a
+Spark Connect deployment is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import spark_kinesis
+from conftest import await_condition, connector_options
+from harness import streams
+
+APP = Path(__file__).with_name("connect_app.py")
+LOCAL_CONNECT_PORT = 15002  # PySpark's local Connect server always listens here
+ROWS = 60
+QUERY_TIMEOUT = 120
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _streams(server):
+    kinesis = streams.client(server)
+    suffix = uuid.uuid4().hex[:8]
+    source, copy = f"connect-source-{suffix}", f"connect-copy-{suffix}"
+    streams.create_stream(kinesis, source, 2)
+    streams.create_stream(kinesis, copy, 1)
+    return kinesis, source, copy
+
+
+def _run_app(remote: str, server, source: str, copy: str, workdir: Path, env=None) -> dict:
+    config = {"remote": remote, "connection": connector_options(server), "source": source, "copy": copy,
+              "rows": ROWS, "workdir": str(workdir), "timeout": QUERY_TIMEOUT}
+    proc = subprocess.run([sys.executable, str(APP), json.dumps(config)], capture_output=True, text=True,
+                          timeout=4 * QUERY_TIMEOUT, env=env, cwd=str(workdir))
+    assert proc.returncode == 0, f"connect_app.py failed:\n{proc.stderr[-6000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _check(result: dict, kinesis, source: str, copy: str) -> None:
+    written = sorted([f"key-{i % 7}", f"record-{i}"] for i in range(ROWS))
+    assert result["session"].startswith("pyspark.sql.connect"), result["session"]
+    assert result["batch_write_returned"] == "None"
+    # Every row written by the batch write was read once by the streaming read.
+    assert result["read_finished"], "the AvailableNow read did not end"
+    assert sorted(result["read"]) == written
+    # The streaming write copied every record once; read back with boto3.
+    assert result["writer"] == "pyspark.sql.connect.streaming.readwriter.DataStreamWriter"
+    assert result["copy_finished"], "the AvailableNow copy did not end"
+    copied = sorted([r["partition_key"], r["data"].decode()] for r in streams.read_all(kinesis, copy))
+    assert copied == written
+    # Errors arrive as the package's exception classes, from Python's checks and from the server.
+    assert result["errors"] == {
+        "misspelled_option": ["KinesisOptionError", "KINESIS_UNKNOWN_OPTION"],
+        "extra_column": ["KinesisSchemaError", "KINESIS_INVALID_SINK_SCHEMA"],
+        "missing_stream_batch": ["KinesisStreamNotFoundError", "KINESIS_STREAM_NOT_FOUND"],
+        "missing_stream_query": ["KinesisStreamNotFoundError", "KINESIS_STREAM_NOT_FOUND"],
+    }
+
+
+def test_local_connect_server_gets_the_jar_from_configure(kinesalite_server, tmp_path):
+    assert not _port_in_use(LOCAL_CONNECT_PORT), (
+        f"port {LOCAL_CONNECT_PORT} is taken: PySpark's local Spark Connect server always listens there")
+    kinesis, source, copy = _streams(kinesalite_server)
+    result = _run_app("local[2]", kinesalite_server, source, copy, tmp_path)
+    _check(result, kinesis, source, copy)
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    """A Spark Connect server started as a deployment starts one: spark-submit with --jars, loopback only."""
+    import pyspark
+
+    workdir = tmp_path_factory.mktemp("connect-server")
+    port, token = _free_port(), uuid.uuid4().hex
+    spark_home = os.path.dirname(pyspark.__file__)  # the venv's own Spark, whatever SPARK_HOME says
+    env = dict(os.environ, SPARK_HOME=spark_home, SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_LOCAL_IP="127.0.0.1")
+    command = [
+        os.path.join(spark_home, "bin", "spark-submit"),
+        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--master", "local[2]",
+        "--jars", spark_kinesis.jar_path(),
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.driver.host=127.0.0.1",
+        "--conf", "spark.driver.bindAddress=127.0.0.1",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.sql.shuffle.partitions=2",
+    ]
+    log_path = workdir / "server.log"
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(workdir),
+                                  start_new_session=True)
+    try:
+        await_condition(lambda: _port_in_use(port) or server.poll() is not None, 180, "Spark Connect server start")
+        assert server.poll() is None, f"the Spark Connect server exited:\n{log_path.read_text()[-4000:]}"
+        yield f"sc://localhost:{port}", dict(os.environ, SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(10)
+
+
+def test_connect_server_started_with_jars(connect_server, kinesalite_server, tmp_path):
+    url, env = connect_server
+    kinesis, source, copy = _streams(kinesalite_server)
+    result = _run_app(url, kinesalite_server, source, copy, tmp_path, env=env)
+    _check(result, kinesis, source, copy)
