@@ -15,7 +15,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python docs demo bench-venv bench-source bench-sink clean
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python docs demo bench-venv bench-source bench-sink clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -64,6 +64,11 @@ test: venv servers
 # Regenerates docs/options.md and the Python option constants from the registry (a test fails when stale).
 docs: venv
 	$(SBT) "connector/runMain io.sparkkinesis.config.OptionsDoc docs/options.md python/spark_kinesis/options.py"
+
+# The jar as io.sparkkinesis:spark-kinesis_2.13:$(VERSION) in a local Maven-layout repository, for
+# `spark-submit --packages ... --repositories file://...` (default target/maven-repo; `make publish-local REPO=dir`).
+publish-local: jar
+	$(PYTHON) bin/publish-local $(REPO)
 
 demo: install-wheel servers
 	$(PY) examples/demo.py

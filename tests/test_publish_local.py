@@ -1,0 +1,92 @@
+"""`bin/publish-local` writes a Maven-layout repository that `spark-submit --packages` resolves the connector from.
+
+The script publishes the built assembly jar into a temporary repository; spark-submit then resolves
+io.sparkkinesis:spark-kinesis_2.13:VERSION with `--packages` and `--repositories file://...` (the command in
+docs/deploying.md) and runs a tiny app that batch-reads a local stream through `format("kinesis")`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from conftest import connector_options
+from harness import streams
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()
+COORDINATE = f"io.sparkkinesis:spark-kinesis_2.13:{VERSION}"
+JAR = ROOT / "jvm" / "target" / "assembly" / f"spark-kinesis_2.13-{VERSION}.jar"
+POM_NS = "{http://maven.apache.org/POM/4.0.0}"
+
+APP = '''
+import sys
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.appName("publish-local-check").getOrCreate()
+options = dict(arg.split("=", 1) for arg in sys.argv[1:])
+print(f"COUNT={spark.read.format('kinesis').options(**options).load().count()}")
+spark.stop()
+'''
+
+# Spark's default resolvers also ask Maven Central and spark-packages for the coordinate; this settings file
+# replaces them by an empty folder so that only the repository given with --repositories can answer.
+IVY_SETTINGS = '''<ivysettings>
+  <settings defaultResolver="nothing"/>
+  <resolvers>
+    <filesystem name="nothing" m2compatible="true">
+      <ivy pattern="${ivy.settings.dir}/empty/[organisation]/[module]/[revision]/[artifact]-[revision].pom"/>
+      <artifact pattern="${ivy.settings.dir}/empty/[organisation]/[module]/[revision]/[artifact]-[revision].[ext]"/>
+    </filesystem>
+  </resolvers>
+</ivysettings>
+'''
+
+
+def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp_path):
+    assert JAR.is_file(), f"{JAR} is missing: the jar is built by `make test` (or `make jar`) before pytest runs"
+    repo = tmp_path / "maven-repo"
+    published = subprocess.run([sys.executable, str(ROOT / "bin" / "publish-local"), str(repo)],
+                               capture_output=True, text=True, timeout=120)
+    assert published.returncode == 0, published.stderr
+    assert f"--packages {COORDINATE} --repositories {repo.resolve().as_uri()}" in published.stdout
+
+    folder = repo / "io" / "sparkkinesis" / "spark-kinesis_2.13" / VERSION
+    jar = folder / f"spark-kinesis_2.13-{VERSION}.jar"
+    pom = folder / f"spark-kinesis_2.13-{VERSION}.pom"
+    assert jar.read_bytes() == JAR.read_bytes()
+    for artifact in (jar, pom, repo / "io" / "sparkkinesis" / "spark-kinesis_2.13" / "maven-metadata.xml"):
+        for algorithm in ("md5", "sha1", "sha256", "sha512"):
+            checksum = Path(f"{artifact}.{algorithm}").read_text(encoding="ascii")
+            assert checksum == hashlib.new(algorithm, artifact.read_bytes()).hexdigest(), (artifact, algorithm)
+    project = ET.parse(pom).getroot()
+    assert [project.find(POM_NS + t).text for t in ("groupId", "artifactId", "version", "packaging")] == \
+        ["io.sparkkinesis", "spark-kinesis_2.13", VERSION, "jar"]
+    assert project.find(POM_NS + "dependencies") is None, "everything is shaded or provided: no dependencies"
+
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    streams.put_records(kinesis, stream_name, [(f"record-{i}", f"key-{i}") for i in range(23)])
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    (tmp_path / "ivysettings.xml").write_text(IVY_SETTINGS, encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    bin_dir = Path(sys.executable).parent  # the venv's spark-submit finds its Spark through this python
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    options = dict(connector_options(kinesalite_server), streamName=stream_name)
+    submit = subprocess.run(
+        [str(bin_dir / "spark-submit"), "--master", "local[1]", "--conf", "spark.ui.enabled=false",
+         "--conf", f"spark.jars.ivySettings={tmp_path / 'ivysettings.xml'}",
+         "--packages", COORDINATE, "--repositories", repo.resolve().as_uri(),
+         "--conf", f"spark.jars.ivy={tmp_path / 'ivy'}",
+         str(tmp_path / "app.py"), *(f"{k}={v}" for k, v in options.items())],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+
+    assert submit.returncode == 0, f"spark-submit failed:\n{submit.stdout}\n{submit.stderr[-4000:]}"
+    assert f"found io.sparkkinesis#spark-kinesis_2.13;{VERSION} in repo-1" in submit.stderr
+    assert "COUNT=23" in submit.stdout.splitlines()
+    resolved = tmp_path / "ivy" / "jars" / f"io.sparkkinesis_spark-kinesis_2.13-{VERSION}.jar"
+    assert resolved.read_bytes() == JAR.read_bytes()

@@ -1,0 +1,115 @@
+"""README's quick start works as written: a fresh virtual environment, the README's pip line, its five lines.
+
+The test copies from README.md the install line (the block after `<!-- quickstart-install -->`), the
+environment variables that point the AWS SDK at a local server (`<!-- quickstart-env -->`, with the endpoint of
+this session's kinesis-mock) and the Python lines (`<!-- quickstart -->`), and runs them unchanged in a new
+venv that has never seen the project: records written with boto3 to the stream and region the lines name must
+be the rows the lines print.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+from harness import streams
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+STEP_TIMEOUT_S = 300
+
+
+def readme_block(marker: str, text: str = "") -> str:
+    """The fenced code block that follows `<!-- marker -->` in README.md."""
+    text = text or README.read_text(encoding="utf-8")
+    match = re.search(rf"<!-- {re.escape(marker)} -->\s*\n```[a-z]*\n(.*?)\n```", text, re.DOTALL)
+    assert match, f"README.md has no code block after <!-- {marker} -->"
+    return match.group(1)
+
+
+def _pinned_pyspark() -> str:
+    for line in (ROOT / "python" / "requirements-dev.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("pyspark=="):
+            return line.strip()
+    raise AssertionError("python/requirements-dev.txt pins no pyspark version")
+
+
+def _clean_env(venv: Path) -> dict:
+    """The environment of a user's shell with the new venv activated: nothing of the project, no AWS settings."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AWS_", "PYSPARK_", "SPARK_HOME", "PYTHON", "VIRTUAL_ENV"))}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", VIRTUAL_ENV=str(venv),
+               AWS_EC2_METADATA_DISABLED="true", SPARK_LOCAL_IP="127.0.0.1",
+               PYSPARK_SUBMIT_ARGS="--conf spark.ui.enabled=false pyspark-shell")
+    return env
+
+
+def _run(args, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(args, capture_output=True, text=True, timeout=STEP_TIMEOUT_S, **kwargs)
+    assert result.returncode == 0, f"{args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr[-4000:]}"
+    return result
+
+
+def _shown_rows(stdout: str) -> list:
+    """The rows of a DataFrame.show() table, as tuples of cell texts (the header excluded)."""
+    lines = [line for line in stdout.splitlines() if line.startswith("|") and line.endswith("|")]
+    assert lines, f"no table in the output:\n{stdout}"
+    return [tuple(cell.strip() for cell in line[1:-1].split("|")) for line in lines[1:]]
+
+
+def _recreate(kinesis, stream: str, shards: int) -> None:
+    """A fresh stream of that name (a rerun in the same server session finds the old one)."""
+    if stream in kinesis.list_streams()["StreamNames"]:
+        kinesis.delete_stream(StreamName=stream)
+        deadline = time.monotonic() + 30
+        while stream in kinesis.list_streams()["StreamNames"]:
+            assert time.monotonic() < deadline, f"stream {stream} was not deleted"
+            time.sleep(0.1)
+    streams.create_stream(kinesis, stream, shards)
+
+
+def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
+    readme = README.read_text(encoding="utf-8")
+    pip_lines = [line for line in readme_block("quickstart-install", readme).splitlines()
+                 if line.startswith("pip install")]
+    assert len(pip_lines) == 1, pip_lines
+    exports = shlex.split(readme_block("quickstart-env", readme).strip())
+    assert exports[0] == "export", exports
+    sdk_env = dict(pair.split("=", 1) for pair in exports[1:])
+    assert "AWS_ENDPOINT_URL_KINESIS" in sdk_env
+    sdk_env["AWS_ENDPOINT_URL_KINESIS"] = kinesis_mock_server.endpoint
+    code = readme_block("quickstart", readme)
+    assert len([line for line in code.splitlines() if line.strip()]) == 5, "the quick start promises five lines"
+    stream = re.search(r'read_kinesis\(spark, "([^"]+)"', code).group(1)
+    region = re.search(r'region="([^"]+)"', code).group(1)
+
+    kinesis = boto3.client("kinesis", endpoint_url=kinesis_mock_server.endpoint, region_name=region,
+                           aws_access_key_id="x", aws_secret_access_key="x", config=Config(retries={"max_attempts": 3}))
+    _recreate(kinesis, stream, 2)
+    written = {(f'{{"order": {i}, "amount": {i * 7 % 23}}}', f"customer-{i % 3}") for i in range(8)}
+    streams.put_records(kinesis, stream, sorted(written))
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    python = str(venv / "bin" / "python")
+    env = _clean_env(venv)
+    # PySpark first, at the project's pinned version, so pip takes it from its cache; then the README's line.
+    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", _pinned_pyspark()], env=env)
+    _run(["bash", "-c", pip_lines[0]], cwd=ROOT, env=env)
+    where = _run([python, "-c", "import spark_kinesis; print(spark_kinesis.__file__)"], cwd=tmp_path, env=env)
+    assert where.stdout.strip().startswith(str(venv)), where.stdout
+
+    script = tmp_path / "quickstart.py"
+    script.write_text(code + "\n", encoding="utf-8")
+    result = _run([python, str(script)], cwd=tmp_path, env=dict(env, **sdk_env))
+
+    assert _shown_rows(result.stdout) and set(_shown_rows(result.stdout)) == written
+    assert len(_shown_rows(result.stdout)) == len(written)

@@ -1,0 +1,330 @@
+"""Every error listed in docs/troubleshooting.md is produced, with the documented message, by a test here.
+
+The page lists errors under `### [CONDITION] ...` headings, each with one or more message lines
+(`> `message``, where `…` stands for the variable parts). For each condition there is a test named
+`test_<condition in lower case>` that triggers the error for real (local servers, the fault proxy for denied
+and refused calls, fresh JVMs for a session without the jar and a machine without a region) and checks that
+every documented message of that condition matches what the connector said. `test_every_documented_error_is_
+triggered` fails when the page lists a condition without such a test, or a test has no entry on the page.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import pytest
+
+from conftest import connector_options, stream_reader
+from harness import streams
+from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "troubleshooting.md"
+FRESH_JVM_TIMEOUT_S = 300
+
+
+def documented_errors() -> Dict[str, List[str]]:
+    """Condition -> the message lines of its entry, in page order."""
+    entries: Dict[str, List[str]] = {}
+    current = None
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("### "):
+            match = re.match(r"### \[([A-Z_]+)\] ", line)
+            assert match, f"a troubleshooting entry must start with its [CONDITION]: {line!r}"
+            current = match.group(1)
+            assert current not in entries, f"{current} is listed twice"
+            entries[current] = []
+        elif line.startswith("#"):
+            current = None
+        elif current and line.startswith("> `") and line.endswith("`"):
+            entries[current].append(line[3:-1])
+    return entries
+
+
+ENTRIES = documented_errors()
+
+
+def _regex(message: str) -> "re.Pattern[str]":
+    return re.compile(".+?".join(re.escape(part) for part in message.split("…")))
+
+
+def assert_documented(condition: str, errors: List[str]) -> None:
+    """Every message the page shows for `condition` is one of `errors` (the texts the test provoked)."""
+    messages = ENTRIES.get(condition)
+    assert messages, f"docs/troubleshooting.md has no message for [{condition}]"
+    for message in messages:
+        assert any(_regex(message).search(error) for error in errors), \
+            f"no error matched the documented message\n  {message}\nerrors:\n" + "\n".join(f"  {e[:1500]}" for e in errors)
+
+
+def _error(action: Callable[[], object]) -> str:
+    with pytest.raises(Exception) as info:
+        action()
+    return str(info.value)
+
+
+def test_every_documented_error_is_triggered():
+    assert len(ENTRIES) >= 10, sorted(ENTRIES)
+    tests = {name[len("test_"):].upper() for name, value in globals().items()
+             if name.startswith("test_") and callable(value) and name != "test_every_documented_error_is_triggered"}
+    assert set(ENTRIES) - tests == set(), "documented errors without a test that triggers them"
+    assert tests - set(ENTRIES) == set(), "trigger tests for errors the page does not list"
+    assert all(ENTRIES.values()), [c for c, m in ENTRIES.items() if not m]
+
+
+# ---- setting up ----
+
+def test_kinesis_version_mismatch(monkeypatch):
+    """The PySpark a user installed is another minor version than the jar's Spark."""
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    from spark_kinesis import configure_spark_with_kinesis
+    from spark_kinesis.errors import KinesisVersionError
+
+    monkeypatch.setattr(pyspark, "__version__", "3.5.1")
+    with pytest.raises(KinesisVersionError) as info:
+        configure_spark_with_kinesis(SparkSession.builder)
+    assert info.value.condition == "KINESIS_VERSION_MISMATCH"
+    assert "PySpark 3.5.1 is installed" in str(info.value)
+    assert_documented("KINESIS_VERSION_MISMATCH", [str(info.value)])
+
+
+# ---- options ----
+
+def _read(spark, server, **options):
+    return spark.read.format("kinesis").options(**connector_options(server), **options)
+
+
+def test_kinesis_unknown_option(spark, kinesalite_server):
+    from spark_kinesis import read_kinesis
+    from spark_kinesis.errors import KinesisOptionError
+
+    jvm = _error(lambda: _read(spark, kinesalite_server, streamName="s", initialPositon="trim_horizon").load())
+    with pytest.raises(KinesisOptionError) as python:
+        read_kinesis(spark, "orders", regoin="eu-west-1")
+    assert "Did you mean 'initialPosition'?" in jvm
+    assert "Unknown option 'regoin'. Did you mean 'region'?" in str(python.value)
+    assert_documented("KINESIS_UNKNOWN_OPTION", [jvm, str(python.value)])
+
+
+def test_kinesis_option_not_applicable(spark, kinesalite_server):
+    error = _error(lambda: _read(spark, kinesalite_server, streamName="s", maxRetries="3").load().collect())
+    assert "Option 'maxRetries' applies to the Kinesis sink only, not to the source" in error
+    assert_documented("KINESIS_OPTION_NOT_APPLICABLE", [error])
+
+
+def test_kinesis_invalid_option_value(spark, kinesalite_server):
+    errors = [
+        _error(lambda: _read(spark, kinesalite_server, streamName="s", initialPosition="beginning").load().collect()),
+        _error(lambda: _read(spark, kinesalite_server, streamName="s", initialPosition="latest").load().collect()),
+    ]
+    assert "one of latest, trim_horizon, earliest, at_timestamp" in errors[0]
+    assert "for a batch read" in errors[1]
+    assert_documented("KINESIS_INVALID_OPTION_VALUE", errors)
+
+
+def test_kinesis_conflicting_options(spark, kinesalite_server):
+    options = dict(connector_options(kinesalite_server), streamName="s")
+    del options["awsSecretKey"]
+    errors = [
+        _error(lambda: spark.read.format("kinesis").options(**options).load().collect()),
+        _error(lambda: _read(spark, kinesalite_server, streamName="s",
+                             initialTimestamp="2026-01-31T12:00:00Z").load().collect()),
+    ]
+    assert_documented("KINESIS_CONFLICTING_OPTIONS", errors)
+
+
+def test_kinesis_invalid_stream_name(spark, kinesalite_server):
+    error = _error(lambda: _read(spark, kinesalite_server, streamName="orders stream").load())
+    assert "Stream 'orders stream' in option 'streamName'" in error
+    assert_documented("KINESIS_INVALID_STREAM_NAME", [error])
+
+
+def test_kinesis_user_schema_not_allowed(spark, kinesalite_server):
+    error = _error(lambda: spark.read.format("kinesis").schema("id long, amount double")
+                   .options(**connector_options(kinesalite_server), streamName="s").load().collect())
+    assert_documented("KINESIS_USER_SCHEMA_NOT_ALLOWED", [error])
+
+
+# ---- writing: the DataFrame ----
+
+def _write(df, server, stream: str, **options) -> None:
+    df.write.format("kinesis").options(**connector_options(server), streamName=stream, **options) \
+        .mode("append").save()
+
+
+def test_kinesis_invalid_sink_schema(spark, kinesalite_server):
+    df = spark.createDataFrame([("a", "k", 1)], "data string, partitionKey string, amount int")
+    error = _error(lambda: _write(df, kinesalite_server, "s"))
+    assert "Unexpected column(s) amount." in error
+    assert_documented("KINESIS_INVALID_SINK_SCHEMA", [error])
+
+
+def test_kinesis_invalid_sink_row(spark, kinesalite_server, stream_name):
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    null_data = spark.createDataFrame([("a", "k"), (None, "k")], "data string, partitionKey string").coalesce(1)
+    null_key = spark.createDataFrame([("a", None)], "data string, partitionKey string").coalesce(1)
+    errors = [_error(lambda: _write(null_data, kinesalite_server, stream_name)),
+              _error(lambda: _write(null_key, kinesalite_server, stream_name))]
+    assert "The row at row 1 of partition 0" in errors[0]
+    assert_documented("KINESIS_INVALID_SINK_ROW", errors)
+
+
+def test_kinesis_record_too_large(spark, kinesalite_server, stream_name):
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    df = spark.range(1).selectExpr("repeat('x', 1048576) AS data", "'key' AS partitionKey")
+    error = _error(lambda: _write(df, kinesalite_server, stream_name))
+    assert "is 1048579 bytes (partition key plus data), over the limit of 1048576 bytes" in error
+    assert_documented("KINESIS_RECORD_TOO_LARGE", [error])
+
+
+# ---- reading and writing: the service ----
+
+def _one_row(spark):
+    return spark.createDataFrame([("a", "k")], "data string, partitionKey string")
+
+
+def test_kinesis_stream_not_found(spark, kinesalite_server):
+    errors = [_error(lambda: _read(spark, kinesalite_server, streamName="no-such-stream").load().collect()),
+              _error(lambda: _write(_one_row(spark), kinesalite_server, "no-such-stream"))]
+    assert all("Stream 'no-such-stream' does not exist" in e for e in errors)
+    assert_documented("KINESIS_STREAM_NOT_FOUND", errors)
+
+
+def test_kinesis_access_denied(spark, fault_proxy, stream_name):
+    streams.create_stream(streams.client(fault_proxy.upstream_endpoint), stream_name, 1)
+    fault_proxy.inject_error("ListShards", "AccessDeniedException", message=(
+        "User: arn:aws:iam::123456789012:user/reader is not authorized to perform: kinesis:ListShards"))
+    fault_proxy.inject_error("PutRecords", "AccessDeniedException", message=(
+        "User: arn:aws:iam::123456789012:user/writer is not authorized to perform: kinesis:PutRecords"))
+    errors = [_error(lambda: _read(spark, fault_proxy, streamName=stream_name).load().collect()),
+              _error(lambda: _write(_one_row(spark), fault_proxy, stream_name))]
+    assert fault_proxy.calls("ListShards") == 1 and fault_proxy.calls("PutRecords") == 1, "never retried"
+    assert_documented("KINESIS_ACCESS_DENIED", errors)
+
+
+def test_kinesis_data_loss(spark, kinesalite_server, stream_name, tmp_path):
+    """A checkpoint outlives a shard it had not finished: the stream is deleted and created again, smaller."""
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    streams.put_records(kinesis, stream_name, [(f"record-{i}", f"key-{i}") for i in range(20)])
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run():
+        return (stream_reader(spark, kinesalite_server, stream_name, initialPosition="trim_horizon")
+                .writeStream.format("noop").option("checkpointLocation", checkpoint)
+                .trigger(availableNow=True).start())
+
+    first = run()
+    assert first.awaitTermination(120), "the first run did not finish"
+    assert first.exception() is None and sum(p["numInputRows"] for p in first.recentProgress) == 20
+    kinesis.delete_stream(StreamName=stream_name)
+    deadline = time.monotonic() + 30
+    while stream_name in kinesis.list_streams()["StreamNames"]:
+        assert time.monotonic() < deadline, "the stream was not deleted"
+        time.sleep(0.1)
+    streams.create_stream(kinesis, stream_name, 1)
+
+    second = run()
+    error = _error(lambda: second.awaitTermination(120))
+    assert "Records of shard shardId-000000000001 of stream" in error
+    assert_documented("KINESIS_DATA_LOSS", [error])
+
+
+def test_kinesis_retries_exhausted(spark, fault_proxy, stream_name):
+    streams.create_stream(streams.client(fault_proxy.upstream_endpoint), stream_name, 1)
+    fault_proxy.throttle_put_records(1.0)
+    error = _error(lambda: _write(_one_row(spark), fault_proxy, stream_name, maxRetries="2"))
+    assert "failed 3 times" in error
+    assert fault_proxy.calls("PutRecords") == 3
+    assert_documented("KINESIS_RETRIES_EXHAUSTED", [error])
+
+
+def test_kinesis_record_rejected(spark, fault_proxy, stream_name):
+    streams.create_stream(streams.client(fault_proxy.upstream_endpoint), stream_name, 1)
+    fault_proxy.fail_put_entries(1.0, error_code="InvalidArgumentException", message="the record was refused")
+    error = _error(lambda: _write(_one_row(spark), fault_proxy, stream_name))
+    assert "with InvalidArgumentException: the record was refused" in error
+    assert_documented("KINESIS_RECORD_REJECTED", [error])
+
+
+def test_kinesis_service_error(spark, fault_proxy, stream_name):
+    streams.create_stream(streams.client(fault_proxy.upstream_endpoint), stream_name, 1)
+    fault_proxy.inject_error("PutRecords", "KMSDisabledException",
+                             message="The request was rejected because the specified CMK is not enabled.")
+    error = _error(lambda: _write(_one_row(spark), fault_proxy, stream_name))
+    assert "the specified CMK is not enabled" in error
+    assert_documented("KINESIS_SERVICE_ERROR", [error])
+
+
+# ---- errors that need a JVM of their own ----
+# Both JVMs start with the module (autouse fixture) and are checked last, so they run while the tests above do.
+
+FRESH_JVM_SCRIPT = '''
+import sys
+from pyspark.sql import SparkSession
+
+builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+           .config("spark.ui.showConsoleProgress", "false")
+           .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
+try:
+    if sys.argv[1] == "without-jar":        # a session started without configure_spark_with_kinesis
+        spark = builder.getOrCreate()
+        spark.read.format("kinesis").option("streamName", "orders").load()
+    else:                                   # no region option, no AWS_REGION, no AWS config file
+        from spark_kinesis import configure_spark_with_kinesis, read_kinesis
+        spark = configure_spark_with_kinesis(builder).getOrCreate()
+        read_kinesis(spark, "orders").collect()
+    print("NO ERROR")
+except Exception as error:
+    print(error)
+'''
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_jvms(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fresh-jvm")
+    script = folder / "trigger.py"
+    script.write_text(FRESH_JVM_SCRIPT, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "PYTHONPATH"}
+    env.update(AWS_EC2_METADATA_DISABLED="true", SPARK_LOCAL_IP="127.0.0.1", HOME=str(folder),
+               AWS_CONFIG_FILE=str(folder / "no-aws-config"),
+               AWS_SHARED_CREDENTIALS_FILE=str(folder / "no-aws-credentials"))
+    processes = {mode: subprocess.Popen([sys.executable, str(script), mode], cwd=folder, env=env, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                 for mode in ("without-jar", "without-region")}
+
+    def result(mode: str) -> str:
+        stdout, _ = processes[mode].communicate(timeout=FRESH_JVM_TIMEOUT_S)
+        assert processes[mode].returncode == 0, stdout
+        return stdout
+
+    yield result
+    for process in processes.values():
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=30)
+
+
+def test_data_source_not_found(fresh_jvms):
+    assert_documented("DATA_SOURCE_NOT_FOUND", [fresh_jvms("without-jar")])
+
+
+def test_kinesis_missing_option(spark, fresh_jvms):
+    errors = [
+        _error(lambda: spark.read.format("kinesis").option("region", "us-east-1").load()),
+        _error(lambda: spark.read.format("kinesis").options(streamName="s", initialPosition="at_timestamp",
+                                                            region="us-east-1").load().collect()),
+        fresh_jvms("without-region"),
+    ]
+    assert "[KINESIS_MISSING_OPTION] Option 'streamName' is required" in errors[0]
+    assert "[KINESIS_MISSING_OPTION] Option 'initialTimestamp' is required" in errors[1]
+    assert "[KINESIS_MISSING_OPTION] Option 'region' is required" in errors[2]
+    assert_documented("KINESIS_MISSING_OPTION", errors)
