@@ -278,6 +278,14 @@ try:
     if sys.argv[1] == "without-jar":        # a session started without configure_spark_with_kinesis
         spark = builder.getOrCreate()
         spark.read.format("kinesis").option("streamName", "orders").load()
+    elif sys.argv[1] == "without-jar-python":  # the same, met through the package's functions
+        from spark_kinesis import read_kinesis
+        spark = builder.getOrCreate()
+        read_kinesis(spark, "orders", region="us-east-1")
+    elif sys.argv[1] == "without-credentials":  # no credential option, nothing in the default chain
+        from spark_kinesis import configure_spark_with_kinesis, read_kinesis
+        spark = configure_spark_with_kinesis(builder).getOrCreate()
+        read_kinesis(spark, "orders", region="us-east-1", endpoint_url="http://127.0.0.1:9").collect()
     else:                                   # no region option, no AWS_REGION, no AWS config file
         from spark_kinesis import configure_spark_with_kinesis, read_kinesis
         spark = configure_spark_with_kinesis(builder).getOrCreate()
@@ -299,7 +307,7 @@ def fresh_jvms(tmp_path_factory):
                AWS_SHARED_CREDENTIALS_FILE=str(folder / "no-aws-credentials"))
     processes = {mode: subprocess.Popen([sys.executable, str(script), mode], cwd=folder, env=env, text=True,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                 for mode in ("without-jar", "without-region")}
+                 for mode in ("without-jar", "without-jar-python", "without-region", "without-credentials")}
 
     def result(mode: str) -> str:
         stdout, _ = processes[mode].communicate(timeout=FRESH_JVM_TIMEOUT_S)
@@ -315,6 +323,15 @@ def fresh_jvms(tmp_path_factory):
 
 def test_data_source_not_found(fresh_jvms):
     assert_documented("DATA_SOURCE_NOT_FOUND", [fresh_jvms("without-jar")])
+
+
+def test_kinesis_connector_not_found(fresh_jvms):
+    assert_documented("KINESIS_CONNECTOR_NOT_FOUND", [fresh_jvms("without-jar-python")])
+
+
+def test_kinesis_no_credentials(fresh_jvms):
+    # Fails at once (not after the retry budget), and names the ways to give credentials.
+    assert_documented("KINESIS_NO_CREDENTIALS", [fresh_jvms("without-credentials")])
 
 
 def test_kinesis_missing_option(spark, fresh_jvms):

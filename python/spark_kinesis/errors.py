@@ -34,6 +34,7 @@ __all__ = [
     "KinesisInvalidRowError",
     "KinesisStreamNotFoundError",
     "KinesisAccessDeniedError",
+    "KinesisNoCredentialsError",
     "KinesisDataLossError",
     "KinesisRangeUnavailableError",
     "KinesisInvalidOffsetError",
@@ -73,6 +74,10 @@ class KinesisStreamNotFoundError(KinesisError):
 
 class KinesisAccessDeniedError(KinesisError):
     """The credentials' policy does not allow a call the connector needs."""
+
+
+class KinesisNoCredentialsError(KinesisAccessDeniedError):
+    """No AWS credentials were found (no options, nothing in the SDK's default chain)."""
 
 
 class KinesisDataLossError(KinesisError):
@@ -123,6 +128,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_SINK_ROW": KinesisInvalidRowError,
     "KINESIS_STREAM_NOT_FOUND": KinesisStreamNotFoundError,
     "KINESIS_ACCESS_DENIED": KinesisAccessDeniedError,
+    "KINESIS_NO_CREDENTIALS": KinesisNoCredentialsError,
     "KINESIS_DATA_LOSS": KinesisDataLossError,
     "KINESIS_RANGE_UNAVAILABLE": KinesisRangeUnavailableError,
     "KINESIS_INVALID_OFFSET": KinesisInvalidOffsetError,

@@ -17,6 +17,9 @@ final class KinesisTable(tableSchema: StructType) extends SupportsRead with Supp
 
   override def name(): String = "kinesis"
 
+  /** What Spark shows for the table, e.g. as the sink of a streaming query's progress. */
+  override def toString: String = "Kinesis"
+
   override def schema(): StructType = tableSchema
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(

@@ -70,9 +70,17 @@ object KinesisErrors {
       s"$operation on stream '$stream' was denied. Check the credentials and that their policy allows " +
         s"kinesis:$operation (see docs/credentials.md).", cause)
 
+  def noCredentials(cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_NO_CREDENTIALS",
+      "No AWS credentials were found for Kinesis. Set 'awsAccessKeyId' and 'awsSecretKey', 'awsProfile' or " +
+        "'roleArn', or give the driver and every executor credentials the SDK's default chain finds " +
+        "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials, an instance or container role); see " +
+        s"docs/credentials.md. The SDK said: ${safeMessage(cause).take(600)}", cause)
+
   def retriesExhausted(what: String, attempts: Int, errorCodes: Iterable[String], cause: Throwable): KinesisException =
     new KinesisException("KINESIS_RETRIES_EXHAUSTED",
-      s"$what failed after $attempts attempts; error codes seen: ${errorCodes.toSeq.distinct.sorted.mkString(", ")}. " +
+      s"$what failed after $attempts attempts; error codes seen: ${errorCodes.toSeq.distinct.sorted.mkString(", ")}; " +
+        s"last error: ${safeMessage(cause).take(300)}. " +
         "If the shard is throttled, other consumers share its read limit: reduce them, raise 'minFetchPeriod', or " +
         "add shards; for connection errors, check that 'endpointUrl' (and 'stsEndpointUrl' with 'roleArn') is " +
         "reachable.", cause)

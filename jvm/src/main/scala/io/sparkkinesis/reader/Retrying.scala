@@ -16,6 +16,8 @@ object Failure {
   case object ExpiredIterator extends Failure
   case object NotFound extends Failure
   case object AccessDenied extends Failure
+  /** The SDK found no credentials at all (default chain, profile): retrying cannot help. */
+  case object NoCredentials extends Failure
   /** Anything else (validation, bad arguments): retrying cannot help. */
   case object Fatal extends Failure
 
@@ -34,6 +36,8 @@ object Failure {
     case e: SdkServiceException if e.statusCode() == 403 => AccessDenied
     case e: SdkServiceException if e.isThrottlingException || e.statusCode() == 429 => Throttled
     case e: SdkServiceException if e.statusCode() >= 500 => Transient
+    case e: SdkClientException if Option(e.getMessage).exists(_.contains("Unable to load credentials")) =>
+      NoCredentials
     case _: SdkClientException => Transient
     case _ => Fatal
   }
@@ -75,6 +79,7 @@ object Retrying {
               throw KinesisErrors.retriesExhausted(s"$operation on stream '$stream'", attempt + 1, Failure.code(e) :: codes, e)
             case Failure.NotFound => throw KinesisErrors.streamNotFound(stream, e)
             case Failure.AccessDenied => throw KinesisErrors.accessDenied(stream, operation, e)
+            case Failure.NoCredentials => throw KinesisErrors.noCredentials(e)
             case _ => throw e
           }
       }

@@ -77,6 +77,9 @@ final class ShardFetcher(
         case e: Throwable if Failure.of(e) == Failure.NotFound => throw KinesisErrors.streamNotFound(stream.toString, e)
         case e: Throwable if Failure.of(e) == Failure.AccessDenied =>
           throw KinesisErrors.accessDenied(stream.toString, "GetRecords", e)
+        case e: Throwable if Failure.of(e) == Failure.NoCredentials => throw KinesisErrors.noCredentials(e)
+        case e: software.amazon.awssdk.core.exception.SdkException if Failure.of(e) == Failure.Fatal =>
+          throw KinesisErrors.serviceError(s"GetRecords on shard $shardId", stream.toString, e)
       }
     }
     throw new IllegalStateException("unreachable")

@@ -197,6 +197,7 @@ final class PutRecordsSender(
           c.batch.foreach(e => retryLater(pending, e, Failure.code(cause), throttled))
         case Failure.NotFound => fail(KinesisErrors.streamNotFound(ref.toString, cause))
         case Failure.AccessDenied => fail(KinesisErrors.accessDenied(ref.toString, "PutRecords", cause))
+        case Failure.NoCredentials => fail(KinesisErrors.noCredentials(cause))
         case _ => fail(KinesisErrors.serviceError("PutRecords", ref.toString, cause))
       }
     } else {

@@ -72,6 +72,7 @@ object ShardMap {
         Failure.of(e.getCause) match {
           case Failure.NotFound => throw KinesisErrors.streamNotFound(stream.toString, e.getCause)
           case Failure.AccessDenied => throw KinesisErrors.accessDenied(stream.toString, "ListShards", e.getCause)
+          case Failure.NoCredentials => throw KinesisErrors.noCredentials(e.getCause)
           case _ => throw KinesisErrors.serviceError("ListShards", stream.toString, e.getCause)
         }
     }
