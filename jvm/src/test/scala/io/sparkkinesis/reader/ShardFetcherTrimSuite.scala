@@ -88,9 +88,11 @@ class ShardFetcherTrimSuite extends AnyFunSuite {
 
   test("an iterator refused for another reason (the sequence number is not older than the trim horizon) is not taken for data loss") {
     val fake = new TrimmedShard((1L to 20L) :+ 666L :+ 700L, trimmedThrough = 10)
-    val e = intercept[InvalidArgumentException](
-      fetcher(fake, StartPosition.AfterSequence("666"), failOnDataLoss = false).fetch())
-    assert(e.getMessage.contains("StartingSequenceNumber 666"))
+    val f = fetcher(fake, StartPosition.AfterSequence("666"), failOnDataLoss = false)
+    val e = intercept[KinesisException](f.fetch())
+    assert(e.condition == "KINESIS_SERVICE_ERROR", e.getMessage)
+    assert(e.getCause.isInstanceOf[InvalidArgumentException] && e.getMessage.contains("StartingSequenceNumber 666"))
+    assert(f.dataLoss == 0)
   }
 
   test("a shard trimmed empty: with failOnDataLoss=false reading starts at the trim horizon and finds the new records") {
