@@ -52,11 +52,11 @@ def check_versions(pyspark_version: str) -> None:
     info = built_for()
     if info.get("version") != __version__:
         raise KinesisVersionError(
-            f"The bundled jar is version {info.get('version')} but the package is {__version__}: "
+            f"[KINESIS_VERSION_MISMATCH] The bundled jar is version {info.get('version')} but the package is {__version__}: "
             "reinstall spark-kinesis.", "KINESIS_VERSION_MISMATCH")
     spark = info.get("sparkVersion", "")
     if pyspark_version.split(".")[:2] != spark.split(".")[:2]:
         raise KinesisVersionError(
-            f"spark-kinesis {__version__} is built for Spark {spark}, but PySpark {pyspark_version} is installed: "
+            f"[KINESIS_VERSION_MISMATCH] spark-kinesis {__version__} is built for Spark {spark}, but PySpark {pyspark_version} is installed: "
             f"install pyspark=={spark} (pip install 'pyspark~={'.'.join(spark.split('.')[:2])}.0'), or a "
             "spark-kinesis built for your Spark.", "KINESIS_VERSION_MISMATCH")
