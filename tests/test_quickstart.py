@@ -14,7 +14,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import boto3
@@ -67,12 +66,10 @@ def _shown_rows(stdout: str) -> list:
 
 def _recreate(kinesis, stream: str, shards: int) -> None:
     """A fresh stream of that name (a rerun in the same server session finds the old one)."""
-    if stream in kinesis.list_streams()["StreamNames"]:
-        kinesis.delete_stream(StreamName=stream)
-        deadline = time.monotonic() + 30
-        while stream in kinesis.list_streams()["StreamNames"]:
-            assert time.monotonic() < deadline, f"stream {stream} was not deleted"
-            time.sleep(0.1)
+    try:
+        streams.delete_stream(kinesis, stream)
+    except kinesis.exceptions.ResourceNotFoundException:
+        pass
     streams.create_stream(kinesis, stream, shards)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import subprocess
 import sys
 from pathlib import Path
@@ -225,11 +224,7 @@ def test_kinesis_data_loss(spark, kinesalite_server, stream_name, tmp_path):
     first = run()
     assert first.awaitTermination(120), "the first run did not finish"
     assert first.exception() is None and sum(p["numInputRows"] for p in first.recentProgress) == 20
-    kinesis.delete_stream(StreamName=stream_name)
-    deadline = time.monotonic() + 30
-    while stream_name in kinesis.list_streams()["StreamNames"]:
-        assert time.monotonic() < deadline, "the stream was not deleted"
-        time.sleep(0.1)
+    streams.delete_stream(kinesis, stream_name)
     streams.create_stream(kinesis, stream_name, 1)
 
     second = run()

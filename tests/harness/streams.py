@@ -59,6 +59,22 @@ def create_stream(kinesis, name: str, shards: int, timeout: float = 30.0) -> Dic
     return wait_active(kinesis, name, timeout)
 
 
+def delete_stream(kinesis, name: str, timeout: float = 30.0) -> None:
+    """Deletes the stream and waits until the server no longer knows it.
+
+    Asks DescribeStreamSummary rather than ListStreams, which pages (kinesalite's pages hold ten names)."""
+    kinesis.delete_stream(StreamName=name)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            kinesis.describe_stream_summary(StreamName=name)
+        except kinesis.exceptions.ResourceNotFoundException:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"stream {name} still exists {timeout:.0f} s after DeleteStream")
+        time.sleep(0.05)
+
+
 def list_shards(kinesis, stream: str, page_size: int = 1000,
                 max_pages: int = 1000) -> List[Dict[str, Any]]:
     """Every shard of the stream (open and closed), following NextToken where the server pages.
