@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.local_spark import parsed_test_records, run_script  # noqa: E402
+from harness.local_spark import await_query, parsed_test_records, run_script  # noqa: E402
 
 
 def main(config_path: str) -> int:
@@ -56,18 +56,7 @@ def main(config_path: str) -> int:
     parsed = parsed_test_records(raw)
     query = (parsed.writeStream.format("parquet").option("path", config["output"])
              .option("checkpointLocation", config["checkpoint"]).trigger(availableNow=True).start())
-    code = 0
-    try:
-        if not query.awaitTermination(float(config["timeout"])):
-            print("cluster_app: the query did not end in time", file=sys.stderr)
-            code = 1
-    except Exception as e:  # awaitTermination raises the query's failure
-        print(f"cluster_app: the query failed: {e}", file=sys.stderr)
-        code = 1
-    finally:
-        progress = [json.loads(p.json) for p in query.recentProgress]
-        if query.isActive:
-            query.stop()
+    code, progress = await_query(query, float(config["timeout"]), "cluster_app")
     result = {
         "applicationId": spark.sparkContext.applicationId,
         "batches": [p["batchId"] for p in progress if p["numInputRows"] > 0],

@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.local_spark import local_session, parsed_test_records, run_script  # noqa: E402
+from harness.local_spark import await_query, local_session, parsed_test_records, run_script  # noqa: E402
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -171,23 +171,10 @@ def main(config_path: str) -> int:
     query = writer.start()
     _write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
                                                           "runId": str(query.runId)}))
-    code = 0
     try:
-        ended = query.awaitTermination(float(config.get("max_seconds", 300)))
-        if not ended:
-            print("streaming_driver: query still running after max_seconds; stopping it", file=sys.stderr)
-            code = 3
-        elif query.exception() is not None:
-            print(f"streaming_driver: query failed: {query.exception()}", file=sys.stderr)
-            code = 1
-    except Exception as e:  # awaitTermination raises the query's failure
-        print(f"streaming_driver: query failed: {e}", file=sys.stderr)
-        code = 1
-    finally:
-        progress = [json.loads(p.json) for p in query.recentProgress]
+        code, progress = await_query(query, float(config.get("max_seconds", 300)), "streaming_driver", timeout_code=3)
         _write_atomically(status / "progress.json", json.dumps(progress))
-        if query.isActive:
-            query.stop()
+    finally:
         spark.stop()
     return code
 

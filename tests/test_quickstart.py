@@ -66,10 +66,7 @@ def _shown_rows(stdout: str) -> list:
 
 def _recreate(kinesis, stream: str, shards: int) -> None:
     """A fresh stream of that name (a rerun in the same server session finds the old one)."""
-    try:
-        streams.delete_stream(kinesis, stream)
-    except kinesis.exceptions.ResourceNotFoundException:
-        pass
+    streams.delete_stream(kinesis, stream, missing_ok=True)
     streams.create_stream(kinesis, stream, shards)
 
 

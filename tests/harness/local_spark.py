@@ -41,6 +41,31 @@ def run_script(main, usage: str) -> None:
     sys.exit(main(sys.argv[1]))
 
 
+def await_query(query, seconds: float, who: str, timeout_code: int = 1):
+    """Waits for a driver script's streaming query, then stops it if it still runs.
+
+    Returns (exit code, progress as dicts): 0 when it ended cleanly, 1 when it failed, ``timeout_code`` when it was
+    still running after ``seconds``. The reason is printed to stderr, prefixed by ``who``."""
+    import json
+
+    code = 0
+    try:
+        if not query.awaitTermination(seconds):
+            print(f"{who}: the query was still running after {seconds:.0f} s; stopping it", file=sys.stderr)
+            code = timeout_code
+        elif query.exception() is not None:
+            print(f"{who}: the query failed: {query.exception()}", file=sys.stderr)
+            code = 1
+    except Exception as e:  # awaitTermination raises the query's failure
+        print(f"{who}: the query failed: {e}", file=sys.stderr)
+        code = 1
+    finally:
+        progress = [json.loads(p.json) for p in query.recentProgress]
+        if query.isActive:
+            query.stop()
+    return code, progress
+
+
 def parsed_test_records(raw):
     """The test writers' JSON records ({"id", "key", "seq"}) of a connector DataFrame, with the position columns."""
     from pyspark.sql import functions as F

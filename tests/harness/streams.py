@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["client", "create_stream", "wait_active", "list_shards", "put_records", "read_all", "data_set"]
+__all__ = ["client", "create_stream", "delete_stream", "wait_active", "list_shards", "put_records", "read_all", "data_set"]
 
 REGION = "us-east-1"
 MAX_PUT_RECORDS = 500
@@ -59,10 +59,19 @@ def create_stream(kinesis, name: str, shards: int, timeout: float = 30.0) -> Dic
     return wait_active(kinesis, name, timeout)
 
 
-def delete_stream(kinesis, name: str, timeout: float = 30.0) -> None:
+def delete_stream(kinesis, name: str, timeout: float = 30.0, missing_ok: bool = False) -> None:
     """Deletes the stream and waits until the server no longer knows it.
 
-    Asks DescribeStreamSummary rather than ListStreams, which pages (kinesalite's pages hold ten names)."""
+    Asks DescribeStreamSummary rather than ListStreams, which pages (kinesalite's pages hold ten names).
+    With ``missing_ok`` a stream that does not exist is left alone: DeleteStream is not sent at all,
+    because kinesis-mock answers ResourceNotFound yet still removes the name half a second later,
+    taking with it a stream created under that name in the meantime."""
+    try:
+        kinesis.describe_stream_summary(StreamName=name)
+    except kinesis.exceptions.ResourceNotFoundException:
+        if missing_ok:
+            return
+        raise
     kinesis.delete_stream(StreamName=name)
     deadline = time.monotonic() + timeout
     while True:
