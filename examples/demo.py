@@ -93,6 +93,8 @@ def main() -> int:
             thread = threading.Thread(target=writer, args=(kinesis, written, stop, split_done), daemon=True)
             thread.start()
             print(f"[demo] writing {RATE} orders/s for {SECONDS} s; the query reads them as they arrive")
+            print("[demo] (lag is Kinesis' MillisBehindLatest of each shard's last read: kinesalite always "
+                  "reports 0 on open shards; AWS and kinesis-mock report the real value)")
             last_batch = -1
             deadline = time.monotonic() + SECONDS + 90
             while time.monotonic() < deadline:
