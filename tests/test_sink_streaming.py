@@ -1,6 +1,6 @@
-"""A streaming query from the rate source into Kinesis, killed with SIGKILL and restarted from its checkpoint.
+"""Streaming writes into Kinesis: a query killed with SIGKILL and restarted, and the sink's progress metrics.
 
-Issue 5, "Done when" 5 (scenario S5). The driver runs in a subprocess of its own (session and process group),
+Issue 5, "Done when" 5 (scenario S5): a streaming query from the rate source into Kinesis, killed and restarted. The driver runs in a subprocess of its own (session and process group),
 so the test can kill it, JVM included, at an arbitrary point of a micro-batch. After the restart the query
 stops gracefully; every row of every committed micro-batch must then be in the stream at least once. The
 duplicates (rows written by the killed run and again by the re-run of its unfinished batch) are counted and
@@ -20,6 +20,8 @@ from pathlib import Path
 
 from conftest import connector_options
 from harness import streams
+from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
+from harness.fault_proxy import FAILED_PUT_ENTRIES
 
 ROWS_PER_SECOND = 1000
 START_TIMEOUT_S = 120.0
@@ -133,3 +135,38 @@ def test_killed_streaming_query_restarts_with_every_row_at_least_once(kinesalite
     print(f"\nkill-and-restart: {expected} committed rows, {landed_before_restart} records before the restart, "
           f"{sum(counts.values())} records in the stream, {duplicates} duplicates")
     assert sum(counts.values()) == len(counts) + duplicates
+
+
+def test_progress_reports_each_batch_sink_counters(spark, fault_proxy, stream_name, tmp_path):
+    """`sink.metrics` of every progress holds the counters of that batch's write, throttled retries included."""
+    streams.create_stream(streams.client(fault_proxy.upstream_endpoint), stream_name, 2)
+    fault_proxy.fail_put_entries(0.2, seed=3)
+    files, per_file = 3, 1000
+    source = tmp_path / "input"
+    for i in range(files):  # one Parquet file per write, so maxFilesPerTrigger=1 makes one batch per write
+        (spark.range(i * per_file, (i + 1) * per_file, 1, 1)
+         .selectExpr("CAST(id AS STRING) AS data", "CAST(id % 7 AS STRING) AS partitionKey")
+         .write.mode("append").parquet(str(source)))
+    rows = spark.read.parquet(str(source))
+    query = (spark.readStream.schema(rows.schema).option("maxFilesPerTrigger", 1).parquet(str(source))
+             .writeStream.format("kinesis").options(**connector_options(fault_proxy), streamName=stream_name)
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+    try:
+        assert query.awaitTermination(120), "the AvailableNow query did not finish in 120 s"
+    finally:
+        query.stop()
+    assert query.exception() is None, query.exception()
+
+    batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    assert len(batches) == files, [p["numInputRows"] for p in query.recentProgress]
+    metrics = [{k: int(v) for k, v in p["sink"]["metrics"].items()} for p in batches]
+    assert [m["recordsWritten"] for m in metrics] == [p["numInputRows"] for p in batches]
+    assert all(m["droppedRecords"] == 0 for m in metrics)
+    injected = fault_proxy.injected(FAILED_PUT_ENTRIES)
+    assert injected > 0
+    assert sum(m["retriedRecords"] for m in metrics) == injected
+    assert sum(m["throttledRecords"] for m in metrics) == injected
+    assert sum(m["putRecordsCalls"] for m in metrics) == len(fault_proxy.put_records_requests())
+    landed = streams.read_all(streams.client(fault_proxy.upstream_endpoint), stream_name)
+    assert sorted(int(r["data"]) for r in landed) == list(range(files * per_file))
+    assert sum(m["bytesWritten"] for m in metrics) == sum(len(r["data"]) + len(r["partition_key"]) for r in landed)

@@ -2,18 +2,26 @@ package io.sparkkinesis
 
 import java.util
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.sink.KinesisWriteBuilder
+import io.sparkkinesis.sink.{KinesisWriteBuilder, StreamingSinkProgress}
 import io.sparkkinesis.source.{KinesisScanBuilder, KinesisSchema, SourceOptions}
 
-/** One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). */
-final class KinesisTable(tableSchema: StructType) extends SupportsRead with SupportsWrite {
+/**
+ * One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). As a
+ * streaming query's sink it reports the latest committed batch's sink counters in the query's progress.
+ */
+final class KinesisTable(tableSchema: StructType) extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
+
+  private val sinkProgress = new StreamingSinkProgress
 
   override def name(): String = "kinesis"
 
@@ -31,5 +39,7 @@ final class KinesisTable(tableSchema: StructType) extends SupportsRead with Supp
     new KinesisScanBuilder(SourceOptions.parse(options))
   }
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new KinesisWriteBuilder(info)
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new KinesisWriteBuilder(info, sinkProgress)
+
+  override def metrics(): util.Map[String, String] = sinkProgress.metrics.asJava
 }

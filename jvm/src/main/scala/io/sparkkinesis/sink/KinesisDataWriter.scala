@@ -8,8 +8,8 @@ import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 
 import io.sparkkinesis.errors.KinesisErrors
 
-/** What a task reports when its records have all landed. */
-final case class KinesisWriterCommitMessage(recordsWritten: Long) extends WriterCommitMessage
+/** What a task reports when its records have all landed: its counters, summed per batch on the driver. */
+final case class KinesisWriterCommitMessage(counts: SinkCounts) extends WriterCommitMessage
 
 /**
  * Executor side of a write: turns each row into a record (or, with `aggregation=kpl`, into part of an
@@ -66,7 +66,7 @@ final class KinesisDataWriter(options: SinkOptions, schema: SinkSchema, partitio
 
   override def commit(): WriterCommitMessage = {
     finishSending()
-    KinesisWriterCommitMessage(counters.recordsWritten)
+    KinesisWriterCommitMessage(counters.snapshot)
   }
 
   /** Sends every record still held and waits until all landed, or fails. */

@@ -5,11 +5,13 @@ import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactor
 
 /**
  * A streaming query's sink. An epoch's records are all acknowledged when its tasks commit; an epoch re-run
- * after a failure or restart writes its records again (at-least-once, docs/sink.md).
+ * after a failure or restart writes its records again (at-least-once, docs/sink.md). A committed epoch's
+ * counters go to the query's progress through `progress`.
  */
-final class KinesisStreamingWrite(options: SinkOptions, schema: SinkSchema) extends StreamingWrite {
+final class KinesisStreamingWrite(options: SinkOptions, schema: SinkSchema, progress: StreamingSinkProgress)
+  extends StreamingWrite {
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     new KinesisDataWriterFactory(options, schema)
-  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = progress.committed(messages)
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
 }

@@ -6,7 +6,8 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate,
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write
  * fails when the query starts, before any task runs.
  */
-final class KinesisWriteBuilder(info: LogicalWriteInfo) extends WriteBuilder with SupportsTruncate {
+final class KinesisWriteBuilder(info: LogicalWriteInfo, progress: StreamingSinkProgress)
+  extends WriteBuilder with SupportsTruncate {
 
   /** Kinesis cannot be truncated: every save mode appends (see docs/sink.md). */
   override def truncate(): WriteBuilder = this
@@ -14,6 +15,6 @@ final class KinesisWriteBuilder(info: LogicalWriteInfo) extends WriteBuilder wit
   override def build(): Write = {
     val keyColumn = Option(info.options().get("partitionKeyColumn")).map(_.trim).filter(_.nonEmpty)
     val schema = SinkSchema.of(info.schema(), keyColumn)
-    new KinesisWrite(SinkOptions.parse(info.options(), schema.hasStreamName), schema)
+    new KinesisWrite(SinkOptions.parse(info.options(), schema.hasStreamName), schema, progress)
   }
 }

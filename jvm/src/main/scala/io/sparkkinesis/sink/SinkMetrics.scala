@@ -11,13 +11,29 @@ final class SinkCounters {
   @volatile var throttledRecords = 0L
   @volatile var droppedRecords = 0L
 
-  def values: Array[CustomTaskMetric] = Array(
-    SinkMetrics.task(SinkMetrics.RecordsWritten, recordsWritten),
-    SinkMetrics.task(SinkMetrics.BytesWritten, bytesWritten),
-    SinkMetrics.task(SinkMetrics.PutRecordsCalls, putRecordsCalls),
-    SinkMetrics.task(SinkMetrics.RetriedRecords, retriedRecords),
-    SinkMetrics.task(SinkMetrics.ThrottledRecords, throttledRecords),
-    SinkMetrics.task(SinkMetrics.DroppedRecords, droppedRecords))
+  def snapshot: SinkCounts =
+    SinkCounts(recordsWritten, bytesWritten, putRecordsCalls, retriedRecords, throttledRecords, droppedRecords)
+
+  def values: Array[CustomTaskMetric] =
+    snapshot.byName.map { case (name, value) => SinkMetrics.task(name, value) }.toArray
+}
+
+/** The sink's counters as a value: what a task sends to the driver when it commits, and their sums. */
+final case class SinkCounts(recordsWritten: Long = 0L, bytesWritten: Long = 0L, putRecordsCalls: Long = 0L,
+    retriedRecords: Long = 0L, throttledRecords: Long = 0L, droppedRecords: Long = 0L) {
+
+  def +(o: SinkCounts): SinkCounts = SinkCounts(recordsWritten + o.recordsWritten, bytesWritten + o.bytesWritten,
+    putRecordsCalls + o.putRecordsCalls, retriedRecords + o.retriedRecords, throttledRecords + o.throttledRecords,
+    droppedRecords + o.droppedRecords)
+
+  /** Metric name to value, in the order of [[SinkMetrics.supported]]. */
+  def byName: Seq[(String, Long)] = Seq(
+    SinkMetrics.RecordsWritten -> recordsWritten,
+    SinkMetrics.BytesWritten -> bytesWritten,
+    SinkMetrics.PutRecordsCalls -> putRecordsCalls,
+    SinkMetrics.RetriedRecords -> retriedRecords,
+    SinkMetrics.ThrottledRecords -> throttledRecords,
+    SinkMetrics.DroppedRecords -> droppedRecords)
 }
 
 object SinkMetrics {
