@@ -10,7 +10,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparkkinesis.aws.StreamRef
 import io.sparkkinesis.config.{KinesisOptions, ParsedOptions, Scope}
-import io.sparkkinesis.source.KinesisSchema
+import io.sparkkinesis.reader.KinesisSchema
 
 /**
  * Entry point registered as format `kinesis`: wiring only. `inferSchema` runs when a read is defined

@@ -7,8 +7,8 @@ import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
 import scala.util.Try
 
 /** How credentials are obtained. `toString` never shows secret values. */
-sealed trait CredentialsConfig extends Serializable
-object CredentialsConfig {
+private[sparkkinesis] sealed trait CredentialsConfig extends Serializable
+private[sparkkinesis] object CredentialsConfig {
   case object DefaultChain extends CredentialsConfig
   final case class Profile(name: String) extends CredentialsConfig
   /** STS AssumeRole, signed with `base`. */
@@ -29,7 +29,7 @@ object CredentialsConfig {
 }
 
 /** Everything needed to build a Kinesis client on the driver or an executor; resolved once on the driver. */
-final case class AwsConnection(
+private[sparkkinesis] final case class AwsConnection(
     region: String,
     endpointUrl: Option[String],
     credentials: CredentialsConfig,
@@ -38,7 +38,7 @@ final case class AwsConnection(
     s"AwsConnection(region=$region, endpoint=${endpointUrl.getOrElse("(default)")}, credentials=$credentials)"
 }
 
-object AwsConnection {
+private[sparkkinesis] object AwsConnection {
 
   def fromOptions(opts: ParsedOptions, streams: Seq[StreamRef]): AwsConnection = {
     val endpoint = opts.get(KinesisOptions.EndpointUrl)

@@ -21,7 +21,7 @@ import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
  * build: the async one owns a Netty event loop). Used on the driver for planning and on executors for
  * reading and writing.
  */
-object KinesisClients {
+private[sparkkinesis] object KinesisClients {
   private val syncClients = new ConcurrentHashMap[AwsConnection, KinesisClient]()
   private val asyncClients = new ConcurrentHashMap[(AwsConnection, Int), KinesisAsyncClient]()
 

@@ -14,7 +14,7 @@ import org.apache.logging.log4j.core.config.Configurator
  * The logger names come from SDK classes, so in the assembly jar they are the relocated ones
  * (`io.sparkkinesis.shaded.software.amazon.awssdk...`).
  */
-object SignerLogGuard {
+private[sparkkinesis] object SignerLogGuard {
   /** The signer packages: the current one (http-auth-aws) and the legacy one (auth.signer). */
   val Loggers: Seq[String] = Seq(
     classOf[software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner].getPackageName.stripSuffix(".signer"),

@@ -3,11 +3,11 @@ package io.sparkkinesis.aws
 import io.sparkkinesis.errors.KinesisErrors
 
 /** A stream named by the user, by name or by ARN. API calls use the ARN when one was given. */
-final case class StreamRef(name: String, arn: Option[String], arnRegion: Option[String]) {
+private[sparkkinesis] final case class StreamRef(name: String, arn: Option[String], arnRegion: Option[String]) {
   override def toString: String = arn.getOrElse(name)
 }
 
-object StreamRef {
+private[sparkkinesis] object StreamRef {
   private val NamePattern = "[A-Za-z0-9_.-]{1,128}".r
   private val ArnPattern = "arn:(aws[a-z-]*):kinesis:([a-z0-9-]+):([0-9]{12}):stream/([A-Za-z0-9_.-]{1,128})".r
 

@@ -8,7 +8,7 @@ import io.sparkkinesis.config.OptionKind._
  * The registry of every option the connector accepts. Validation, the generated `docs/options.md` and the
  * Python constants all come from this list (see [[OptionsDoc]]); add an option here and nowhere else.
  */
-object KinesisOptions {
+private[sparkkinesis] object KinesisOptions {
   private val V0_1 = "0.1.0"
   private val Mi = 1024L * 1024
 

@@ -15,7 +15,7 @@ sealed abstract class OptionKind[T](val typeName: String) extends Serializable {
   def render(value: T): String = value.toString
 }
 
-object OptionKind {
+private[sparkkinesis] object OptionKind {
 
   case object Text extends OptionKind[String]("string") {
     def describe = "a non-empty string"

@@ -7,7 +7,7 @@ sealed abstract class Scope(val label: String) extends Serializable {
   /** Whether an option of this scope can be used where `other` is being configured. */
   def overlaps(other: Scope): Boolean = this == Scope.Both || other == Scope.Both || this == other
 }
-object Scope {
+private[sparkkinesis] object Scope {
   case object Source extends Scope("source")
   case object Sink extends Scope("sink")
   case object Both extends Scope("source and sink")
@@ -18,7 +18,7 @@ object Scope {
  * side it applies to, the version that introduced it, and its documentation. `secret` values are never
  * echoed back in errors or descriptions.
  */
-final case class OptionSpec[T](
+private[sparkkinesis] final case class OptionSpec[T](
     name: String,
     kind: OptionKind[T],
     default: Option[T],

@@ -8,7 +8,7 @@ import io.sparkkinesis.errors.KinesisErrors
  * The options of one query, checked against the registry: every key must be known and meant for `scope`.
  * Typed values are read with [[get]] / [[required]], which fail with errors naming the option.
  */
-final class ParsedOptions private (raw: Map[String, String], val scope: Scope) extends Serializable {
+private[sparkkinesis] final class ParsedOptions private (raw: Map[String, String], val scope: Scope) extends Serializable {
 
   def contains(spec: OptionSpec[_]): Boolean = raw.contains(spec.key)
 
@@ -21,7 +21,7 @@ final class ParsedOptions private (raw: Map[String, String], val scope: Scope) e
     get(spec).getOrElse(throw KinesisErrors.missingOption(spec.name, example))
 }
 
-object ParsedOptions {
+private[sparkkinesis] object ParsedOptions {
 
   def apply(options: java.util.Map[String, String], scope: Scope): ParsedOptions = {
     import scala.jdk.CollectionConverters._

@@ -13,7 +13,7 @@ final class KinesisException(val condition: String, message: String, cause: Thro
  * concerned and says what to do. The bracketed condition name at the start of each message is stable:
  * the Python package maps it to an exception class. Messages never contain credential values.
  */
-object KinesisErrors {
+private[sparkkinesis] object KinesisErrors {
 
   def unknownOption(name: String, suggestions: Seq[String], scopeHint: String): KinesisOptionException = {
     val hint = suggestions match {

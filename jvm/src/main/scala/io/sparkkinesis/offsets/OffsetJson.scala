@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
 
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.source.StartPosition
 
 /**
  * The one JSON codec of [[KinesisSourceOffset]]. Output is deterministic (streams and shards sorted). Version 1:
@@ -21,7 +20,7 @@ import io.sparkkinesis.source.StartPosition
  * }}}
  * A later version must keep reading every version written before it (golden files in the tests).
  */
-object OffsetJson {
+private[sparkkinesis] object OffsetJson {
   val Version = 1
   private val mapper = new ObjectMapper()
   private val nodes = JsonNodeFactory.instance

@@ -1,24 +1,11 @@
 package io.sparkkinesis.offsets
 
-import io.sparkkinesis.source.StartPosition
-
-/** A user record's place in a shard: its Kinesis sequence number and, inside a KPL aggregate, its index. */
-final case class RecordPosition(sequenceNumber: String, subSequence: Long, lastInAggregate: Boolean) {
-  lazy val sequence: BigInt = BigInt(sequenceNumber)
-
-  /** Whether this record comes strictly after `other` in the shard. */
-  def isAfter(other: RecordPosition): Boolean = {
-    val c = sequence.compare(other.sequence)
-    c > 0 || (c == 0 && subSequence > other.subSequence)
-  }
-}
-
 /**
  * How far a query has read one shard. Offsets hold one per shard; a micro-batch reads, for each shard, the
  * user records after its start position up to and including its end position.
  */
-sealed trait ShardPosition extends Serializable
-object ShardPosition {
+private[sparkkinesis] sealed trait ShardPosition extends Serializable
+private[sparkkinesis] object ShardPosition {
 
   /** Nothing read yet; reading begins at `start` (trim horizon, a timestamp or a sequence number). */
   final case class NotStarted(start: StartPosition) extends ShardPosition

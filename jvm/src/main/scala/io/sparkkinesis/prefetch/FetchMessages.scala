@@ -1,18 +1,18 @@
 package io.sparkkinesis.prefetch
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
-import io.sparkkinesis.source.FetchConfig
 
 /** What the driver asks of one shard in a prefetch round: data after `from`, and a cut within the budget. */
-final case class ShardFetchRequest(key: ShardKey, stream: StreamRef, from: ShardPosition, maxRecords: Long, maxBytes: Long)
+private[sparkkinesis] final case class ShardFetchRequest(key: ShardKey, stream: StreamRef, from: ShardPosition, maxRecords: Long, maxBytes: Long)
 
 /** One prefetch task: a group of shards, read on the executor that holds their buffers (`location`). */
-final case class FetchTaskSpec(
+private[sparkkinesis] final case class FetchTaskSpec(
     sourceId: String,
     shards: Seq[ShardFetchRequest],
     connection: AwsConnection,
-    fetch: FetchConfig,
+    fetch: FetchSettings,
     cutoffMillis: Option[Long],
     location: Option[String])
 
@@ -20,7 +20,7 @@ final case class FetchTaskSpec(
  * What an executor reports for one shard after a prefetch round: where the next batch may end (`end`, within the
  * budget), how much that covers, what is buffered beyond it, and the shard's read state.
  */
-final case class ShardReport(
+private[sparkkinesis] final case class ShardReport(
     key: ShardKey,
     end: ShardPosition,
     records: Long,

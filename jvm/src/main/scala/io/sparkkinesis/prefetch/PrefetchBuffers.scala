@@ -4,20 +4,20 @@ import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
 
-import io.sparkkinesis.aws.{AwsConnection, KinesisClients, StreamRef}
+import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.ShardKey
-import io.sparkkinesis.source.FetchConfig
 
 /** The executor's prefetch buffers, one per (running query, shard). Buffers unused for 10 minutes are dropped. */
-object PrefetchBuffers {
+private[sparkkinesis] object PrefetchBuffers {
   private val IdleMillis = 10 * 60 * 1000L
   private val buffers = new ConcurrentHashMap[(String, ShardKey), ShardBuffer]()
 
   def get(sourceId: String, key: ShardKey): Option[ShardBuffer] = Option(buffers.get((sourceId, key)))
 
-  def getOrCreate(sourceId: String, key: ShardKey, stream: StreamRef, conn: AwsConnection, fetch: FetchConfig): ShardBuffer = {
+  def getOrCreate(sourceId: String, key: ShardKey, stream: StreamRef, conn: AwsConnection, fetch: FetchSettings): ShardBuffer = {
     evictIdle()
-    buffers.computeIfAbsent((sourceId, key), _ => new ShardBuffer(key, stream, KinesisClients.sync(conn), fetch))
+    buffers.computeIfAbsent((sourceId, key), _ => new ShardBuffer(key, stream, conn, fetch))
   }
 
   /** Bytes held by every buffer of this executor (bounded by `fetchBufferSize`). */

@@ -1,13 +1,13 @@
 package io.sparkkinesis.prefetch
 
-import io.sparkkinesis.SparkShim
+import io.sparkkinesis.compat.SparkShim
 
 /**
  * Executor side of a prefetch round. For each shard of the task: align its buffer with where the query stands,
  * read more when the buffer is short of the budget and the shard is due (a full page means more is waiting, so
  * it keeps reading for up to `maxFetchTaskMillis`), then cut the next batch's end within the budget.
  */
-object Prefetcher {
+private[sparkkinesis] object Prefetcher {
   private val MaxFetchTaskMillis = 1000L
 
   def run(spec: FetchTaskSpec): Seq[ShardReport] = {

@@ -17,7 +17,7 @@ import org.apache.spark.internal.Logging
  * log by the driver. It stops when the shard catches up with its tip (idle shards are polled by the rounds only),
  * when the buffer holds `MaxPages` pages, or when the query has not used the buffer for `IdleMillis`.
  */
-object ReadAhead extends Logging {
+private[sparkkinesis] object ReadAhead extends Logging {
   private val MaxPages = 5
   private val IdleMillis = 15000L
 

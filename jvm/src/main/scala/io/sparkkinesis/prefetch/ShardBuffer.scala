@@ -2,18 +2,17 @@ package io.sparkkinesis.prefetch
 
 import scala.collection.mutable
 
-import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
-import io.sparkkinesis.reader.ShardFetcher
-import io.sparkkinesis.source.FetchConfig
-import software.amazon.awssdk.services.kinesis.KinesisClient
 
 /**
  * Executor-side read-ahead for one shard of one running query: the user records after `base`, in order, and the
  * fetcher (with its live shard iterator) that continues after the last of them. Prefetch tasks fill it and cut
  * batch ends from it; batch tasks copy their ranges out of it. All access is synchronized on the buffer.
  */
-final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient, fetch: FetchConfig) {
+private[sparkkinesis] final class ShardBuffer(key: ShardKey, stream: StreamRef, connection: AwsConnection,
+                                               fetch: FetchSettings) {
   private var base: ShardPosition = _
   private val records = mutable.ArrayDeque.empty[BufferedRecord]
   private var fetcher: ShardFetcher = _
@@ -27,12 +26,14 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
   @volatile var lastUsed: Long = System.currentTimeMillis()
   /** Set when the registry drops the buffer (query stopped, or unused): read-ahead ends. */
   @volatile var closed = false
+  /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
+  private var dataLoss = 0L
+  /** Whether a background read-ahead loop runs for this buffer (at most one does). */
+  private var readingAhead = false
 
   def bytes: Long = bytesHeld
   def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
   def throttled: Long = synchronized(if (fetcher == null) 0L else fetcher.throttled)
-  /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
-  private var dataLoss = 0L
 
   private def lastPosition: ShardPosition = records.lastOption.map(r => ShardPosition.After(r.position)).getOrElse(base)
 
@@ -69,8 +70,7 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
     if (fetcher == null) {
       fetcherBase = lastPosition
       val (start, _) = ShardPosition.resumeFrom(fetcherBase)
-      fetcher = new ShardFetcher(client, stream, key.shardId, start, fetch.maxRecordsPerCall, fetch.minPeriodMillis,
-        fetch.failOnDataLoss)
+      fetcher = ShardFetchers.open(connection, stream, key.shardId, start, fetch)
     }
     if (fetcher.shardEnded) return false
     val skipFrom = lastPosition
@@ -93,9 +93,6 @@ final class ShardBuffer(key: ShardKey, stream: StreamRef, client: KinesisClient,
     nextDue = now + math.max(pause, rateWait)
     full && !page.shardEnded
   }
-
-  /** Whether a background read-ahead loop runs for this buffer (at most one does). */
-  private var readingAhead = false
 
   /** Claims the read-ahead loop for the caller; false when one already runs. */
   def startReadAhead(): Boolean = synchronized {

@@ -3,18 +3,15 @@ package io.sparkkinesis.reader
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.PartitionReader
 
-import io.sparkkinesis.aws.KinesisClients
-import io.sparkkinesis.prefetch.BufferedRecord
-import io.sparkkinesis.source.KinesisBatchInputPartition
+import io.sparkkinesis.fetching.{BufferedRecord, ShardFetcher, ShardFetchers}
 
 /**
  * Executor side of a batch read: reads the partition's shards one after another, splitting KPL aggregates into
- * their user records. A shard is done when it has
- * ended, when a record arrived after the query's planning time, or when a call returns nothing while the shard
- * is at its tip (MillisBehindLatest 0).
+ * their user records. A shard is done when it has ended, when a record arrived after the query's planning time,
+ * or when a call returns nothing while the shard is at its tip (MillisBehindLatest 0).
  */
-final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) extends PartitionReader[InternalRow] {
-  private val client = KinesisClients.sync(partition.connection)
+private[sparkkinesis] final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition)
+  extends PartitionReader[InternalRow] {
   private val shards = partition.shards.iterator
   private var fetcher: ShardFetcher = _
   private var converter: RecordConverter = _
@@ -39,8 +36,7 @@ final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition) e
         shardDone = fetched.shardEnded || (fetched.records.isEmpty && fetched.millisBehindLatest == 0)
       } else if (shards.hasNext) {
         val s = shards.next()
-        fetcher = new ShardFetcher(client, s.stream, s.shardId, s.start,
-          partition.fetch.maxRecordsPerCall, partition.fetch.minPeriodMillis)
+        fetcher = ShardFetchers.open(partition.connection, s.stream, s.shardId, s.start, partition.fetch)
         converter = new RecordConverter(s.stream.name, s.shardId)
         shardDone = false
       } else {

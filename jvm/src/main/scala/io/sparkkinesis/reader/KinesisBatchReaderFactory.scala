@@ -3,9 +3,7 @@ package io.sparkkinesis.reader
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 
-import io.sparkkinesis.source.KinesisBatchInputPartition
-
-object KinesisBatchReaderFactory extends PartitionReaderFactory {
+private[sparkkinesis] object KinesisBatchReaderFactory extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     new KinesisBatchPartitionReader(partition.asInstanceOf[KinesisBatchInputPartition])
 }

@@ -3,36 +3,7 @@ package io.sparkkinesis.reader
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 
-import io.sparkkinesis.prefetch.{BufferedRecord, PrefetchBuffers}
-import io.sparkkinesis.source.KinesisMicroBatchInputPartition
-
-object KinesisMicroBatchReaderFactory extends PartitionReaderFactory {
+private[sparkkinesis] object KinesisMicroBatchReaderFactory extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     new KinesisMicroBatchPartitionReader(partition.asInstanceOf[KinesisMicroBatchInputPartition])
-}
-
-/**
- * Executor side of one micro-batch partition: the planned range comes from this executor's prefetch buffer when it
- * holds it, otherwise it is read again from Kinesis by sequence number ([[RangeReader]]). Either way the rows are
- * exactly the records in the range, so retries, speculative copies and second actions see the same data.
- */
-final class KinesisMicroBatchPartitionReader(p: KinesisMicroBatchInputPartition) extends PartitionReader[InternalRow] {
-  private val converter = new RecordConverter(p.stream.name, p.key.shardId)
-  private val records: Iterator[BufferedRecord] =
-    PrefetchBuffers.get(p.sourceId, p.key).flatMap(_.slice(p.from, p.to)) match {
-      case Some(buffered) => buffered.iterator
-      case None => new RangeReader(p).iterator
-    }
-  private var current: InternalRow = _
-
-  override def next(): Boolean =
-    if (records.hasNext) {
-      val r = records.next()
-      current = converter.toRow(r)
-      true
-    } else false
-
-  override def get(): InternalRow = current
-
-  override def close(): Unit = ()
 }

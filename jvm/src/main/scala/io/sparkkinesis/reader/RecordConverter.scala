@@ -3,10 +3,11 @@ package io.sparkkinesis.reader
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.unsafe.types.UTF8String
-import io.sparkkinesis.prefetch.BufferedRecord
 
-/** Turns one Kinesis record (or one de-aggregated user record) into a row of [[io.sparkkinesis.source.KinesisSchema]]. */
-final class RecordConverter(streamName: String, shardId: String) {
+import io.sparkkinesis.fetching.BufferedRecord
+
+/** Turns one Kinesis record (or one de-aggregated user record) into a row of [[KinesisSchema]]. */
+private[sparkkinesis] final class RecordConverter(streamName: String, shardId: String) {
   private val stream = UTF8String.fromString(streamName)
   private val shard = UTF8String.fromString(shardId)
 

@@ -9,14 +9,14 @@ import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 import io.sparkkinesis.errors.KinesisErrors
 
 /** What a task reports when its records have all landed: its counters, summed per batch on the driver. */
-final case class KinesisWriterCommitMessage(counts: SinkCounts) extends WriterCommitMessage
+private[sparkkinesis] final case class KinesisWriterCommitMessage(counts: SinkCounts) extends WriterCommitMessage
 
 /**
  * Executor side of a write: turns each row into a record (or, with `aggregation=kpl`, into part of an
  * aggregate), checks it against the record size limit, and hands it to the [[PutRecordsSender]].
  * `commit` returns only when every record of the task landed, so a committed task never loses records.
  */
-final class KinesisDataWriter(options: SinkOptions, schema: SinkSchema, partitionId: Int, taskId: Long)
+private[sparkkinesis] final class KinesisDataWriter(options: SinkOptions, schema: SinkSchema, partitionId: Int, taskId: Long)
   extends DataWriter[InternalRow] {
 
   private val counters = new SinkCounters

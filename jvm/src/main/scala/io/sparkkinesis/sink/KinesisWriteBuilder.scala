@@ -6,7 +6,7 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate,
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write
  * fails when the query starts, before any task runs.
  */
-final class KinesisWriteBuilder(info: LogicalWriteInfo, progress: StreamingSinkProgress)
+private[sparkkinesis] final class KinesisWriteBuilder(info: LogicalWriteInfo, progress: StreamingSinkProgress)
   extends WriteBuilder with SupportsTruncate {
 
   /** Kinesis cannot be truncated: every save mode appends (see docs/sink.md). */

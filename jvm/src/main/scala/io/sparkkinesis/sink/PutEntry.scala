@@ -10,7 +10,7 @@ package io.sparkkinesis.sink
  * @param userRecords how many input rows the record carries (more than one for a KPL aggregate)
  * @param position    where the record came from, for error messages ("row 12 of partition 3")
  */
-final class PutEntry(
+private[sparkkinesis] final class PutEntry(
     val stream: Int,
     val partitionKey: String,
     val explicitHashKey: String,
@@ -27,7 +27,7 @@ final class PutEntry(
   override def toString: String = s"PutEntry($position, $bytes bytes, stream #$stream)"
 }
 
-object PutEntry {
+private[sparkkinesis] object PutEntry {
   /** An entry for one row. */
   def apply(stream: Int, partitionKey: String, explicitHashKey: String, data: Array[Byte], position: String): PutEntry =
     new PutEntry(stream, partitionKey, explicitHashKey, data, SinkSchema.recordBytes(partitionKey, data),

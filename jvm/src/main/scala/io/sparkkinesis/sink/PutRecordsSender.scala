@@ -1,24 +1,23 @@
 package io.sparkkinesis.sink
 
-import java.util.concurrent.{CompletableFuture, CompletionException, TimeUnit}
-import java.util.concurrent.locks.ReentrantLock
+import java.util.concurrent.{CompletableFuture, TimeUnit}
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
-import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.reader.{Backoff, Failure}
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 import software.amazon.awssdk.services.kinesis.model.{PutRecordsRequest, PutRecordsRequestEntry, PutRecordsResponse}
 
-/** How a writer sends: limits per call, calls in flight, ordering, and the retry budget of each record. */
-final case class SenderSettings(
+import io.sparkkinesis.aws.{Failure, RetryPolicy}
+import io.sparkkinesis.errors.KinesisErrors
+
+/** How a writer sends: limits per call, calls in flight, ordering, and the retry policy of each record. */
+private[sparkkinesis] final case class SenderSettings(
     limits: PutLimits,
     maxInFlightRequests: Int,
     perKeyOrdering: Boolean,
-    retry: RetryBudget,
-    backoff: Backoff = Backoff(baseMillis = 100, capMillis = 5000))
+    retry: RetryPolicy)
 
 /**
  * Sends one writer's records with PutRecords through the async client. All decisions are taken on the task's
@@ -26,11 +25,11 @@ final case class SenderSettings(
  *  - at most `maxRecordsPerRequest` records and `maxRequestBytes` bytes, all for one stream;
  *  - at most `maxInFlightRequests` calls, and at most the [[AimdLimiter]] window of records, in flight;
  *  - only the records that failed are retried, each after its own jittered exponential pause, until its
- *    `maxRetries` or `maxRetryDuration` is spent; error codes that retrying cannot fix fail the task at once.
+ *    `maxRetries` or `maxRetryDuration` is spent ([[RetryPolicy]]); error codes that retrying cannot fix fail the task at once.
  * Records wait in [[PendingEntries]], whose kind sets the ordering guarantee. Waiting records are bounded:
  * [[offer]] blocks while the buffer is full, so a task holds at most a few requests' worth of data.
  */
-final class PutRecordsSender(
+private[sparkkinesis] final class PutRecordsSender(
     client: KinesisAsyncClient,
     streams: SinkStreams,
     settings: SenderSettings,
@@ -43,8 +42,7 @@ final class PutRecordsSender(
   private val bufferRecords = limits.maxRecordsPerRequest * (if (settings.perKeyOrdering) 8 else 2)
   private val bufferBytes = 2 * limits.maxRequestBytes
 
-  private val lanes = mutable.ArrayBuffer.empty[PendingEntries]
-  private var nextLane = 0
+  private val lanes = new SenderLanes(settings.perKeyOrdering, limits.maxRecordsPerRequest, limits.maxRequestBytes)
   private var waiting = 0
   private var inFlightCalls = 0
   private var inFlightRecords = 0
@@ -55,14 +53,12 @@ final class PutRecordsSender(
   private var lastCallError: Option[Throwable] = None
 
   // Responses handed over by the client's threads.
-  private val lock = new ReentrantLock()
-  private val arrived = lock.newCondition()
-  private val completed = new java.util.ArrayDeque[Completion]()
+  private val completed = new CompletionQueue[Completion]
 
   /** Queues a record and sends what is ready; blocks while the buffer is full. Rethrows a failure. */
   def offer(entry: PutEntry): Unit = {
     throwIfFailed()
-    lane(entry.stream).add(entry)
+    lanes(entry.stream).add(entry)
     waiting += 1
     handleCompleted()
     send(force = false)
@@ -92,13 +88,8 @@ final class PutRecordsSender(
     inFlight.clear()
   }
 
-  private def lane(stream: Int): PendingEntries = {
-    while (lanes.size <= stream) lanes += (if (settings.perKeyOrdering) new PerKeyEntries else new UnorderedEntries)
-    lanes(stream)
-  }
-
   private def overBuffer: Boolean =
-    waiting >= bufferRecords || lanes.iterator.map(_.waitingBytes).sum >= bufferBytes
+    waiting >= bufferRecords || lanes.waitingBytes >= bufferBytes
 
   private def throwIfFailed(): Unit = if (failure != null) throw failure
 
@@ -110,26 +101,16 @@ final class PutRecordsSender(
    */
   private def send(force: Boolean): Unit = {
     val now = System.nanoTime()
-    lanes.foreach(_.promoteDue(now))
+    lanes.promoteDue(now)
     var more = true
     while (more && failure == null && inFlightCalls < settings.maxInFlightRequests) {
       val size = limiter.nextCallSize(inFlightRecords)
-      more = size > 0 && pickLane(size, force).exists { i =>
+      more = size > 0 && lanes.pick(size, force).exists { i =>
         val batch = lanes(i).take(size, limits.maxRequestBytes)
         if (batch.nonEmpty) start(i, batch)
         batch.nonEmpty
       }
     }
-  }
-
-  private def pickLane(size: Int, force: Boolean): Option[Int] = {
-    val n = lanes.size
-    (0 until n).iterator.map(k => (nextLane + k) % n).find { i =>
-      val l = lanes(i)
-      // A full call is ready, or (perKey, few keys) a full call's worth waits but cannot leave together.
-      l.readyCount > 0 && (force || l.readyCount >= size || l.readyBytes >= limits.maxRequestBytes ||
-        l.waitingCount >= limits.maxRecordsPerRequest)
-    }.map { i => nextLane = (i + 1) % math.max(n, 1); i }
   }
 
   private def start(stream: Int, batch: Seq[PutEntry]): Unit = {
@@ -149,34 +130,17 @@ final class PutRecordsSender(
       catch { case e: RuntimeException => CompletableFuture.failedFuture[PutRecordsResponse](e) }
     inFlight += future
     future.whenComplete { (response: PutRecordsResponse, error: Throwable) =>
-      lock.lock()
-      try {
-        completed.add(Completion(stream, batch, future, response, error))
-        arrived.signalAll()
-      } finally lock.unlock()
+      completed.add(Completion(stream, batch, future, response, error))
     }
   }
 
   /** Waits until a call completes or the next retry is due (at most a second, then the caller looks again). */
   private def awaitProgress(): Unit = {
-    lock.lock()
-    try {
-      if (completed.isEmpty) {
-        val now = System.nanoTime()
-        val nextDue = lanes.iterator.flatMap(_.nextDueNanos).minOption
-        val waitNanos = math.min(MaxWaitNanos, nextDue.map(_ - now).getOrElse(MaxWaitNanos))
-        if (waitNanos > 0) arrived.await(waitNanos, TimeUnit.NANOSECONDS)
-      }
-    } finally lock.unlock()
+    val now = System.nanoTime()
+    completed.await(math.min(MaxWaitNanos, lanes.nextDueNanos.map(_ - now).getOrElse(MaxWaitNanos)))
   }
 
-  private def handleCompleted(): Unit = {
-    val batch = mutable.ArrayBuffer.empty[Completion]
-    lock.lock()
-    try while (!completed.isEmpty) batch += completed.poll()
-    finally lock.unlock()
-    batch.foreach(handle)
-  }
+  private def handleCompleted(): Unit = completed.drain().foreach(handle)
 
   private def handle(c: Completion): Unit = {
     inFlight -= c.future
@@ -185,20 +149,14 @@ final class PutRecordsSender(
     val ref = streams(c.stream)
     val pending = lanes(c.stream)
     if (c.error != null) {
-      val cause = c.error match {
-        case e: CompletionException if e.getCause != null => e.getCause
-        case e => e
-      }
+      val cause = Failure.unwrap(c.error)
       Failure.of(cause) match {
-        case f @ (Failure.Throttled | Failure.Transient) =>
+        case f if f.retryable =>
           val throttled = f == Failure.Throttled
           if (throttled) limiter.onCall(throttled = true)
           lastCallError = Some(cause)
           c.batch.foreach(e => retryLater(pending, e, Failure.code(cause), throttled))
-        case Failure.NotFound => fail(KinesisErrors.streamNotFound(ref.toString, cause))
-        case Failure.AccessDenied => fail(KinesisErrors.accessDenied(ref.toString, "PutRecords", cause))
-        case Failure.NoCredentials => fail(KinesisErrors.noCredentials(cause))
-        case _ => fail(KinesisErrors.serviceError("PutRecords", ref.toString, cause))
+        case _ => fail(Failure.toUserError(cause, "PutRecords", ref.toString))
       }
     } else {
       val results = c.response.records().asScala
@@ -231,13 +189,12 @@ final class PutRecordsSender(
     val now = System.nanoTime()
     e.failures += 1
     if (e.failures == 1) e.firstFailureNanos = now
-    val budget = settings.retry
-    if (e.failures > budget.maxRetries || now - e.firstFailureNanos >= budget.maxDuration.toNanos) {
+    if (settings.retry.exhausted(e.failures, now - e.firstFailureNanos)) {
       fail(KinesisErrors.putRetriesExhausted(e.position, streams(e.stream).toString, e.failures,
         errorCodes.map { case (k, n) => s"$k ($n)" }, lastCallError))
     } else {
       counters.retriedRecords += 1
-      e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.backoff.delayMillis(e.failures - 1))
+      e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.retry.delayMillis(e.failures))
       pending.retry(e)
       waiting += 1
     }
@@ -247,7 +204,7 @@ final class PutRecordsSender(
   private[sink] def window: Int = limiter.window
 }
 
-object PutRecordsSender {
+private[sparkkinesis] object PutRecordsSender {
   private val MaxWaitNanos = TimeUnit.SECONDS.toNanos(1)
 
   /** Per-record error codes worth another try; any other code fails the task. */

@@ -3,7 +3,7 @@ package io.sparkkinesis.sink
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
 
 /** Counters of one writer, reported to Spark as the sink's custom metrics (summed over tasks). */
-final class SinkCounters {
+private[sparkkinesis] final class SinkCounters {
   @volatile var recordsWritten = 0L
   @volatile var bytesWritten = 0L
   @volatile var putRecordsCalls = 0L
@@ -19,7 +19,7 @@ final class SinkCounters {
 }
 
 /** The sink's counters as a value: what a task sends to the driver when it commits, and their sums. */
-final case class SinkCounts(recordsWritten: Long = 0L, bytesWritten: Long = 0L, putRecordsCalls: Long = 0L,
+private[sparkkinesis] final case class SinkCounts(recordsWritten: Long = 0L, bytesWritten: Long = 0L, putRecordsCalls: Long = 0L,
     retriedRecords: Long = 0L, throttledRecords: Long = 0L, droppedRecords: Long = 0L) {
 
   def +(o: SinkCounts): SinkCounts = SinkCounts(recordsWritten + o.recordsWritten, bytesWritten + o.bytesWritten,
@@ -36,7 +36,7 @@ final case class SinkCounts(recordsWritten: Long = 0L, bytesWritten: Long = 0L, 
     SinkMetrics.DroppedRecords -> droppedRecords)
 }
 
-object SinkMetrics {
+private[sparkkinesis] object SinkMetrics {
   val RecordsWritten = "recordsWritten"
   val BytesWritten = "bytesWritten"
   val PutRecordsCalls = "putRecordsCalls"
@@ -59,25 +59,25 @@ object SinkMetrics {
  * A sink metric summed over tasks. Spark re-creates each by class name with no arguments, so every metric is a
  * class of its own that names itself.
  */
-abstract class SinkSumMetric(metricName: String, text: String) extends CustomSumMetric {
+private[sparkkinesis] abstract class SinkSumMetric(metricName: String, text: String) extends CustomSumMetric {
   override def name(): String = metricName
   override def description(): String = text
 }
 
 /** Input rows that reached Kinesis (a KPL aggregate counts the rows it carries). */
-final class RecordsWrittenMetric extends SinkSumMetric(SinkMetrics.RecordsWritten, "Kinesis records written")
+private[sparkkinesis] final class RecordsWrittenMetric extends SinkSumMetric(SinkMetrics.RecordsWritten, "Kinesis records written")
 
 /** Bytes acknowledged by Kinesis, partition keys included, as the service counts them. */
-final class BytesWrittenMetric extends SinkSumMetric(SinkMetrics.BytesWritten, "Kinesis bytes written")
+private[sparkkinesis] final class BytesWrittenMetric extends SinkSumMetric(SinkMetrics.BytesWritten, "Kinesis bytes written")
 
-final class PutRecordsCallsMetric extends SinkSumMetric(SinkMetrics.PutRecordsCalls, "Kinesis PutRecords calls")
+private[sparkkinesis] final class PutRecordsCallsMetric extends SinkSumMetric(SinkMetrics.PutRecordsCalls, "Kinesis PutRecords calls")
 
 /** Record sends that failed and were scheduled again (one record retried twice counts 2). */
-final class RetriedRecordsMetric extends SinkSumMetric(SinkMetrics.RetriedRecords, "Kinesis records retried")
+private[sparkkinesis] final class RetriedRecordsMetric extends SinkSumMetric(SinkMetrics.RetriedRecords, "Kinesis records retried")
 
 /** Failed record sends whose cause was throttling (ProvisionedThroughputExceeded, a throttled call). */
-final class ThrottledRecordsMetric extends SinkSumMetric(SinkMetrics.ThrottledRecords, "Kinesis records throttled")
+private[sparkkinesis] final class ThrottledRecordsMetric extends SinkSumMetric(SinkMetrics.ThrottledRecords, "Kinesis records throttled")
 
 /** Rows not written because they were over `maxRecordSize` with `oversizeRecordAction=drop`. */
-final class DroppedRecordsMetric
+private[sparkkinesis] final class DroppedRecordsMetric
   extends SinkSumMetric(SinkMetrics.DroppedRecords, "Kinesis records dropped as oversize")

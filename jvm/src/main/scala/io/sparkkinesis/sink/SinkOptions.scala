@@ -1,23 +1,19 @@
 package io.sparkkinesis.sink
 
-import java.time.Duration
-
-import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.aws.{AwsConnection, Backoff, RetryPolicy, StreamRef}
 import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 
 /** Service limits a writer keeps to, configurable for streams with larger record limits. */
-final case class PutLimits(maxRecordsPerRequest: Int, maxRequestBytes: Long, maxRecordBytes: Long)
+private[sparkkinesis] final case class PutLimits(maxRecordsPerRequest: Int, maxRequestBytes: Long, maxRecordBytes: Long)
 
-/** When a record may be sent again, and when the task gives up on it. */
-final case class RetryBudget(maxRetries: Int, maxDuration: Duration)
 
 /** The sink's options, validated and typed on the driver when the write is defined. */
-final case class SinkOptions(
+private[sparkkinesis] final case class SinkOptions(
     stream: Option[StreamRef],
     connection: AwsConnection,
     limits: PutLimits,
-    retry: RetryBudget,
+    retry: RetryPolicy,
     maxInFlightRequests: Int,
     perKeyOrdering: Boolean,
     partitionKeyColumn: Option[String],
@@ -25,7 +21,10 @@ final case class SinkOptions(
     aggregationMaxBytes: Option[Long],
     clientFactory: SinkClientFactory = SinkClientFactory.Shared)
 
-object SinkOptions {
+private[sparkkinesis] object SinkOptions {
+
+  /** A record's retries start at about 100 ms and wait at most 5 s each. */
+  val RetryBackoff: Backoff = Backoff(baseMillis = 100, capMillis = 5000)
 
   /**
    * Parses and checks the options. `hasStreamColumn` says whether the input has a `streamName` column, which
@@ -65,7 +64,8 @@ object SinkOptions {
       stream = stream,
       connection = AwsConnection.fromOptions(opts, stream.toSeq),
       limits = limits,
-      retry = RetryBudget(opts.getOrDefault(O.MaxRetries), opts.getOrDefault(O.MaxRetryDuration)),
+      retry = RetryPolicy(opts.getOrDefault(O.MaxRetries), SinkOptions.RetryBackoff,
+        Some(opts.getOrDefault(O.MaxRetryDuration))),
       maxInFlightRequests = opts.getOrDefault(O.MaxInFlightRequests),
       perKeyOrdering = opts.getOrDefault(O.OrderingMode) == "perkey",
       partitionKeyColumn = opts.get(O.PartitionKeyColumn),

@@ -12,7 +12,7 @@ import io.sparkkinesis.errors.KinesisErrors
  * columns are absent (-1). The partition key comes from the `partitionKey` column, else from the column
  * named by the `partitionKeyColumn` option (string or integer), else it is random per record.
  */
-final case class SinkSchema(
+private[sparkkinesis] final case class SinkSchema(
     dataIndex: Int,
     dataIsString: Boolean,
     partitionKeyIndex: Int,
@@ -49,7 +49,7 @@ final case class SinkSchema(
     else row.getUTF8String(streamNameIndex).toString
 }
 
-object SinkSchema {
+private[sparkkinesis] object SinkSchema {
   val Expected: String = "data (binary or string, required), partitionKey (string, optional), " +
     "explicitHashKey (string, optional), streamName (string, optional)"
 

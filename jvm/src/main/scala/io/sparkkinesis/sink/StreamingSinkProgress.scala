@@ -7,7 +7,7 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage
  * latest micro-batch whose write committed, summed over its tasks. Lives on the driver, in the query's sink
  * table; [[KinesisStreamingWrite]] updates it when an epoch commits, Spark reads it when it reports progress.
  */
-final class StreamingSinkProgress {
+private[sparkkinesis] final class StreamingSinkProgress {
   @volatile private var latest = SinkCounts()
 
   def committed(messages: Array[WriterCommitMessage]): Unit =

@@ -12,7 +12,7 @@ import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson}
  * restart (even one before anything was committed) reads it back instead of resolving `latest` again, so a
  * crash cannot move where the query starts.
  */
-final class InitialOffsetStore(checkpointLocation: String, hadoopConf: Configuration) {
+private[sparkkinesis] final class InitialOffsetStore(checkpointLocation: String, hadoopConf: Configuration) {
   private val path = new Path(checkpointLocation, "kinesis-initial-offset.json")
 
   def getOrCreate(create: => KinesisSourceOffset): KinesisSourceOffset = {

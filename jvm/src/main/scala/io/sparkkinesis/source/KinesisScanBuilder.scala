@@ -1,34 +1,8 @@
 package io.sparkkinesis.source
 
-import org.apache.spark.sql.connector.metric.CustomMetric
-import org.apache.spark.sql.connector.read.{Batch, Scan, ScanBuilder}
-import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder}
 
-import io.sparkkinesis.config.KinesisOptions
-import io.sparkkinesis.errors.KinesisErrors
-
-final class KinesisScanBuilder(options: SourceOptions) extends ScanBuilder {
+/** A read's options, checked and typed; Spark asks it for the scan. */
+private[sparkkinesis] final class KinesisScanBuilder(options: SourceOptions) extends ScanBuilder {
   override def build(): Scan = new KinesisScan(options)
-}
-
-/** The read of one query: a batch scan now, and the streaming scan of later versions. */
-final class KinesisScan(options: SourceOptions) extends Scan {
-  override def readSchema(): StructType = KinesisSchema.schema
-
-  override def description(): String =
-    s"KinesisScan(streams=${options.streams.mkString(",")}, region=${options.connection.region})"
-
-  override def toBatch: Batch = {
-    val start = options.initialPosition.getOrElse(StartPosition.TrimHorizon)
-    if (start == StartPosition.Latest)
-      throw KinesisErrors.invalidOptionValue(KinesisOptions.InitialPosition.name, "latest",
-        "trim_horizon, earliest or at_timestamp for a batch read (a batch read from 'latest' would be empty)")
-    new KinesisBatch(options, start, System.currentTimeMillis())
-  }
-
-  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
-    new KinesisMicroBatchStream(options, checkpointLocation)
-
-  override def supportedCustomMetrics(): Array[CustomMetric] = Array.empty
 }

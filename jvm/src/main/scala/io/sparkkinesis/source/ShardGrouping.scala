@@ -9,7 +9,7 @@ package io.sparkkinesis.source
  * `load` is what each shard delivered in its last prefetch round (bytes, 0 for a shard not read yet); the result
  * is deterministic for the same input.
  */
-object ShardGrouping {
+private[sparkkinesis] object ShardGrouping {
 
   def group[K](shards: Seq[K], shardsPerTask: Int, location: K => Option[String], load: K => Long)
               (implicit ordering: Ordering[K]): Seq[Seq[K]] = {

@@ -6,7 +6,7 @@ import scala.util.control.NonFatal
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.offsets.ShardKey
+import io.sparkkinesis.offsets.{ShardKey, StartPosition}
 
 /**
  * The `initialShardPositions` option: where a new query starts in chosen shards, by sequence number, for example
@@ -17,7 +17,7 @@ import io.sparkkinesis.offsets.ShardKey
  * }}}
  * A plain sequence number starts after that record (it was the last one processed); `{"at": ...}` starts with it.
  */
-final case class ShardStartPositions(byShard: Map[ShardKey, StartPosition]) {
+private[sparkkinesis] final case class ShardStartPositions(byShard: Map[ShardKey, StartPosition]) {
   def get(key: ShardKey): Option[StartPosition] = byShard.get(key)
 
   /** Fails, naming them, when positions are given for shards the streams do not have. */
@@ -30,7 +30,7 @@ final case class ShardStartPositions(byShard: Map[ShardKey, StartPosition]) {
   }
 }
 
-object ShardStartPositions {
+private[sparkkinesis] object ShardStartPositions {
   val OptionName = "initialShardPositions"
   val Empty: ShardStartPositions = ShardStartPositions(Map.empty)
   val Example: String = """{"orders":{"shardId-000000000000":"49590338271490256608559692538361571095921575989136588898"}}"""

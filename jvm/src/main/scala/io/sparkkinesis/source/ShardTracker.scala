@@ -2,10 +2,11 @@ package io.sparkkinesis.source
 
 import org.apache.spark.internal.Logging
 
-import io.sparkkinesis.aws.StreamRef
-import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import software.amazon.awssdk.services.kinesis.KinesisClient
+
+import io.sparkkinesis.aws.{ShardDescription, ShardListing, StreamRef}
+import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
 
 /**
  * Driver-side shard discovery and lineage. Lists the shards of every stream at most every `intervalMillis`, and
@@ -18,7 +19,7 @@ import software.amazon.awssdk.services.kinesis.KinesisClient
  * It also says which shards may be read now: a child only once each parent it has in the offset has been read to
  * its end in an offset already in Spark's offset log, so per partition key order holds across splits and merges.
  */
-final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], intervalMillis: Long,
+private[sparkkinesis] final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], intervalMillis: Long,
                          failOnDataLoss: Boolean = true) extends Logging {
   private var lastListing = 0L
   private var parents = Map.empty[ShardKey, Seq[ShardKey]]
@@ -28,7 +29,7 @@ final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], interva
 
   def list(): Map[ShardKey, ShardDescription] = {
     val shards = streams.flatMap { s =>
-      ShardLister.list(client, s).map(d => ShardKey(s.name, d.shardId) -> d)
+      ShardListing.list(s)(client.listShards).map(d => ShardKey(s.name, d.shardId) -> d)
     }.toMap
     parents = shards.map { case (k, d) => k -> d.parents.map(p => ShardKey(k.stream, p)) }
     lastListing = System.currentTimeMillis()

@@ -4,7 +4,7 @@ import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.ShardReport
 
 /** The source's metrics in StreamingQueryProgress.sources[].metrics, from the latest prefetch reports. */
-final class SourceMetrics {
+private[sparkkinesis] final class SourceMetrics {
   private var latest = Map.empty[ShardKey, ShardReport]
 
   def record(reports: Seq[ShardReport]): Unit = synchronized {

@@ -3,29 +3,22 @@ package io.sparkkinesis.source
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
-
-/** How executors fetch: the per-shard read budget and the executor's buffer bound. */
-final case class FetchConfig(
-    maxRecordsPerCall: Int,
-    minPeriodMillis: Long,
-    idlePeriodMillis: Long = 1000L,
-    maxBytesPerSecond: Long = 2L * 1024 * 1024,
-    bufferBytes: Long = 256L * 1024 * 1024,
-    failOnDataLoss: Boolean = true)
+import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.offsets.StartPosition
 
 /** The source's options, validated and typed, built on the driver when the query is defined. */
-final case class SourceOptions(
+private[sparkkinesis] final case class SourceOptions(
     streams: Seq[StreamRef],
     connection: AwsConnection,
     initialPosition: Option[StartPosition],
-    fetch: FetchConfig,
+    fetch: FetchSettings,
     shardsPerTask: Int,
     maxRecordsPerTrigger: Option[Long] = None,
     maxBytesPerTrigger: Option[Long] = None,
     shardDiscoveryMillis: Long = 10000L,
     shardStarts: ShardStartPositions = ShardStartPositions.Empty)
 
-object SourceOptions {
+private[sparkkinesis] object SourceOptions {
 
   def parse(options: java.util.Map[String, String]): SourceOptions = {
     val opts = ParsedOptions(options, Scope.Source)
@@ -42,7 +35,7 @@ object SourceOptions {
       streams,
       AwsConnection.fromOptions(opts, streams),
       position,
-      FetchConfig(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
+      FetchSettings(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
         opts.getOrDefault(O.IdleFetchPeriod).toMillis, opts.getOrDefault(O.MaxFetchRate),
         opts.getOrDefault(O.FetchBufferSize), opts.getOrDefault(O.FailOnDataLoss)),
       opts.getOrDefault(O.ShardsPerTask),

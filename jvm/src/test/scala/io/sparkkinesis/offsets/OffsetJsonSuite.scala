@@ -6,7 +6,6 @@ import java.nio.file.{Files, Paths}
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.errors.KinesisException
-import io.sparkkinesis.source.StartPosition
 
 class OffsetJsonSuite extends AnyFunSuite {
 

@@ -2,7 +2,6 @@ package io.sparkkinesis.offsets
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.source.StartPosition
 
 class ShardPositionSuite extends AnyFunSuite {
   private def pos(seq: Long, sub: Long = 0, last: Boolean = true) = RecordPosition(seq.toString, sub, last)

@@ -21,7 +21,7 @@ class SinkOptionsSuite extends AnyFunSuite {
     val o = parse(Map("streamName" -> "orders"))
     assert(o.stream.map(_.name).contains("orders"))
     assert(o.limits == PutLimits(500, 5L * 1024 * 1024, 1024L * 1024))
-    assert(o.retry == RetryBudget(10, Duration.ofMinutes(2)))
+    assert(o.retry.maxRetries == 10 && o.retry.maxDuration.contains(Duration.ofMinutes(2)))
     assert(o.maxInFlightRequests == 4 && !o.perKeyOrdering && !o.dropOversizeRecords)
     assert(o.partitionKeyColumn.isEmpty && o.aggregationMaxBytes.isEmpty)
     assert(o.clientFactory == SinkClientFactory.Shared)
@@ -32,7 +32,7 @@ class SinkOptionsSuite extends AnyFunSuite {
       "maxRetries" -> "3", "oversizeRecordAction" -> "DROP", "aggregation" -> "kpl", "aggregationMaxSize" -> "100k",
       "partitionKeyColumn" -> "id", "maxInFlightRequests" -> "8"))
     assert(o.perKeyOrdering && o.dropOversizeRecords && o.maxInFlightRequests == 8)
-    assert(o.retry == RetryBudget(3, Duration.ofSeconds(30)))
+    assert(o.retry.maxRetries == 3 && o.retry.maxDuration.contains(Duration.ofSeconds(30)))
     assert(o.aggregationMaxBytes.contains(100 * 1024L) && o.partitionKeyColumn.contains("id"))
   }
 

@@ -6,6 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.aws.{CredentialsConfig, StreamRef}
 import io.sparkkinesis.errors.KinesisOptionException
+import io.sparkkinesis.offsets.StartPosition
 
 class SourceOptionsSuite extends AnyFunSuite {
   private val local = Map("endpointUrl" -> "http://127.0.0.1:4566", "region" -> "us-east-1")

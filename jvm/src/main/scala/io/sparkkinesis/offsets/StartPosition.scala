@@ -1,10 +1,10 @@
-package io.sparkkinesis.source
+package io.sparkkinesis.offsets
 
 import java.util.Locale
 
 /** Where reading a shard begins. Sequence numbers are kept as the decimal strings Kinesis uses. */
-sealed trait StartPosition extends Serializable
-object StartPosition {
+private[sparkkinesis] sealed trait StartPosition extends Serializable
+private[sparkkinesis] object StartPosition {
   case object TrimHorizon extends StartPosition
   case object Latest extends StartPosition
   final case class AtTimestamp(epochMillis: Long) extends StartPosition

@@ -1,9 +1,9 @@
-package io.sparkkinesis
+package io.sparkkinesis.compat
 
 import org.apache.spark.SparkEnv
 
 /** The one place that touches Spark beyond its public DataSource V2 API. */
-object SparkShim {
+private[sparkkinesis] object SparkShim {
 
   /**
    * This executor as a preferred location: `executor_<host>_<executorId>`, the form Spark's scheduler reads as

@@ -1,16 +1,17 @@
-package io.sparkkinesis.reader
+package io.sparkkinesis.fetching
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.aws.StreamRef
-import io.sparkkinesis.errors.KinesisException
-import io.sparkkinesis.source.StartPosition
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
+
+import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.errors.KinesisException
+import io.sparkkinesis.offsets.StartPosition
 
 /**
  * One open shard whose records up to `trimmedThrough` are gone, as retention leaves it: GetShardIterator refuses
@@ -52,11 +53,11 @@ final class TrimmedShard(sequences: Seq[Long], @volatile var trimmedThrough: Lon
   }
 }
 
-class ShardFetcherTrimSuite extends AnyFunSuite {
+class PollingShardFetcherTrimSuite extends AnyFunSuite {
   private val orders = StreamRef("orders", None, None)
 
   private def fetcher(fake: TrimmedShard, start: StartPosition, failOnDataLoss: Boolean) =
-    new ShardFetcher(fake, orders, "shardId-000000000000", start, maxRecordsPerCall = 100, minPeriodMillis = 0,
+    new PollingShardFetcher(fake, orders, "shardId-000000000000", start, maxRecordsPerCall = 100, minPeriodMillis = 0,
       failOnDataLoss = failOnDataLoss, sleep = _ => ())
 
   test("resuming after a trimmed sequence number fails with KINESIS_DATA_LOSS naming the shard and both positions") {

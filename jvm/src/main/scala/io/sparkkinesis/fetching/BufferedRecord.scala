@@ -1,13 +1,11 @@
-package io.sparkkinesis.prefetch
-
-import java.nio.charset.StandardCharsets
+package io.sparkkinesis.fetching
 
 import io.sparkkinesis.kpl.Kpl
 import io.sparkkinesis.offsets.RecordPosition
 import software.amazon.awssdk.services.kinesis.model.Record
 
 /** One user record read from a shard (a plain Kinesis record, or one record of a KPL aggregate). */
-final case class BufferedRecord(
+private[sparkkinesis] final case class BufferedRecord(
     position: RecordPosition,
     partitionKey: String,
     data: Array[Byte],
@@ -16,7 +14,7 @@ final case class BufferedRecord(
   def size: Long = data.length.toLong + partitionKey.length
 }
 
-object BufferedRecord {
+private[sparkkinesis] object BufferedRecord {
 
   /** The user records of one Kinesis record, de-aggregating KPL aggregates. */
   def fromKinesis(r: Record): IndexedSeq[BufferedRecord] = {
@@ -32,6 +30,4 @@ object BufferedRecord {
         r.partitionKey(), data, arrival))
     }
   }
-
-  private[prefetch] val Utf8 = StandardCharsets.UTF_8
 }

@@ -1,9 +1,9 @@
-package io.sparkkinesis.source
+package io.sparkkinesis.reader
 
 import org.apache.spark.sql.types._
 
 /** The columns every Kinesis read produces, batch or streaming. */
-object KinesisSchema {
+private[sparkkinesis] object KinesisSchema {
   val Data = "data"
   val StreamName = "streamName"
   val ShardId = "shardId"

@@ -1,21 +1,24 @@
-package io.sparkkinesis.reader
+package io.sparkkinesis.fetching
 
-import io.sparkkinesis.aws.KinesisClients
+import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.offsets.ShardPosition
-import io.sparkkinesis.prefetch.BufferedRecord
-import io.sparkkinesis.source.KinesisMicroBatchInputPartition
+import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
 
 /**
- * Reads a planned range (from, to] of one shard straight from Kinesis, by sequence number: used when the
+ * Reads a planned range (from, end] of one shard straight from Kinesis, by sequence number: used when the
  * prefetch buffer does not hold it (another executor, a restart, a buffer that was dropped).
  */
-final class RangeReader(p: KinesisMicroBatchInputPartition) {
+private[sparkkinesis] final class RangeReader(
+    connection: AwsConnection,
+    stream: StreamRef,
+    key: ShardKey,
+    from: ShardPosition,
+    end: RecordPosition,
+    settings: FetchSettings) {
 
   def iterator: Iterator[BufferedRecord] = new Iterator[BufferedRecord] {
-    private val (start, _) = ShardPosition.resumeFrom(p.from)
-    private val fetcher = new ShardFetcher(KinesisClients.sync(p.connection), p.stream, p.key.shardId, start,
-      p.fetch.maxRecordsPerCall, p.fetch.minPeriodMillis, p.fetch.failOnDataLoss)
+    private val (start, _) = ShardPosition.resumeFrom(from)
+    private val fetcher = ShardFetchers.open(connection, stream, key.shardId, start, settings)
     private var page: Iterator[BufferedRecord] = Iterator.empty
     private var done = false
     private var nextRecord: Option[BufferedRecord] = None
@@ -24,15 +27,15 @@ final class RangeReader(p: KinesisMicroBatchInputPartition) {
       while (nextRecord.isEmpty && !done) {
         if (page.hasNext) {
           val r = page.next()
-          if (ShardPosition.includes(p.from, r.position)) {
-            if (r.position.isAfter(p.to)) done = true
+          if (ShardPosition.includes(from, r.position)) {
+            if (r.position.isAfter(end)) done = true
             else {
               nextRecord = Some(r)
-              if (r.position == p.to) done = true
+              if (r.position == end) done = true
             }
           }
         } else if (fetcher.shardEnded) {
-          throw KinesisErrors.rangeUnavailable(p.key.toString, s"the shard ended before the planned end ${p.to}")
+          throw KinesisErrors.rangeUnavailable(key.toString, s"the shard ended before the planned end $end")
         } else {
           page = fetcher.fetch().records.iterator.flatMap(BufferedRecord.fromKinesis)
         }

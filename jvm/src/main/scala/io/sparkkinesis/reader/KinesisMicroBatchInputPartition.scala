@@ -1,19 +1,20 @@
-package io.sparkkinesis.source
+package io.sparkkinesis.reader
 
 import org.apache.spark.sql.connector.read.InputPartition
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
 
 /** One shard's part of a micro-batch: the user records after `from` up to and including `to`. */
-final case class KinesisMicroBatchInputPartition(
+private[sparkkinesis] final case class KinesisMicroBatchInputPartition(
     sourceId: String,
     key: ShardKey,
     stream: StreamRef,
     from: ShardPosition,
     to: RecordPosition,
     connection: AwsConnection,
-    fetch: FetchConfig,
+    fetch: FetchSettings,
     location: Option[String]) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }

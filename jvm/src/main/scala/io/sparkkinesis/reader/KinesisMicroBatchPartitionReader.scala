@@ -1,0 +1,33 @@
+package io.sparkkinesis.reader
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.PartitionReader
+
+import io.sparkkinesis.fetching.{BufferedRecord, RangeReader}
+import io.sparkkinesis.prefetch.PrefetchBuffers
+
+/**
+ * Executor side of one micro-batch partition: the planned range comes from this executor's prefetch buffer when it
+ * holds it, otherwise it is read again from Kinesis by sequence number ([[RangeReader]]). Either way the rows are
+ * exactly the records in the range, so retries, speculative copies and second actions see the same data.
+ */
+private[sparkkinesis] final class KinesisMicroBatchPartitionReader(p: KinesisMicroBatchInputPartition)
+  extends PartitionReader[InternalRow] {
+  private val converter = new RecordConverter(p.stream.name, p.key.shardId)
+  private val records: Iterator[BufferedRecord] =
+    PrefetchBuffers.get(p.sourceId, p.key).flatMap(_.slice(p.from, p.to)) match {
+      case Some(buffered) => buffered.iterator
+      case None => new RangeReader(p.connection, p.stream, p.key, p.from, p.to, p.fetch).iterator
+    }
+  private var current: InternalRow = _
+
+  override def next(): Boolean =
+    if (records.hasNext) {
+      current = converter.toRow(records.next())
+      true
+    } else false
+
+  override def get(): InternalRow = current
+
+  override def close(): Unit = ()
+}

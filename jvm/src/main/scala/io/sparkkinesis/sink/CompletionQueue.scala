@@ -1,0 +1,41 @@
+package io.sparkkinesis.sink
+
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.locks.ReentrantLock
+
+import scala.collection.mutable
+
+/**
+ * Where the async client's threads hand finished calls to the task's thread. The client's threads only
+ * [[add]]; the task's thread waits ([[await]]) and takes them ([[drain]]) and decides everything else.
+ */
+private[sink] final class CompletionQueue[T] {
+  private val lock = new ReentrantLock()
+  private val arrived = lock.newCondition()
+  private val completed = new java.util.ArrayDeque[T]()
+
+  /** From any thread: one finished call. */
+  def add(item: T): Unit = {
+    lock.lock()
+    try {
+      completed.add(item)
+      arrived.signalAll()
+    } finally lock.unlock()
+  }
+
+  /** Waits up to `nanos` for a finished call, unless one is already there. */
+  def await(nanos: Long): Unit = {
+    lock.lock()
+    try if (completed.isEmpty && nanos > 0) arrived.await(nanos, TimeUnit.NANOSECONDS)
+    finally lock.unlock()
+  }
+
+  /** Every finished call so far, oldest first. */
+  def drain(): Seq[T] = {
+    val out = mutable.ArrayBuffer.empty[T]
+    lock.lock()
+    try while (!completed.isEmpty) out += completed.poll()
+    finally lock.unlock()
+    out.toSeq
+  }
+}

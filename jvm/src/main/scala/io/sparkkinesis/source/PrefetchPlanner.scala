@@ -1,0 +1,69 @@
+package io.sparkkinesis.source
+
+import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey}
+import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
+
+/**
+ * Driver-side planning of prefetch rounds, without Spark: which shards a round visits, the budget each gets, how
+ * they are grouped into tasks and where those run, and what the executors' reports make of the offset. It keeps
+ * the latest report of every shard (where its buffer lives, when it may be read again, how far it can go).
+ */
+private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: SourceOptions) {
+  private val streamsByName = options.streams.map(s => s.name -> s).toMap
+  private var reports = Map.empty[ShardKey, ShardReport]
+  /** Rounds planned so far; rotates which shards get the remainder of a budget. */
+  private var rounds = 0L
+  private var cutoff: Option[AvailableNowCutoff] = None
+
+  def startAvailableNow(nowMillis: Long): Unit = cutoff = Some(AvailableNowCutoff(nowMillis))
+
+  /** The executor that reported the shard last, where its buffer lives. */
+  def location(key: ShardKey): Option[String] = reports.get(key).map(_.location)
+
+  /** Shards to visit in this round: due for a call, or with records buffered beyond the last planned end. */
+  def dueShards(offset: KinesisSourceOffset, readable: Seq[ShardKey], nowMillis: Long): Seq[ShardKey] =
+    readable.filter { k =>
+      reports.get(k) match {
+        case None => true
+        case Some(_) if cutoff.exists(_.finished(offset.shards(k), reports.get(k))) => false
+        case Some(r) => r.nextDueMillis <= nowMillis || r.bufferedRecords > 0 || r.end != offset.shards(k)
+      }
+    }
+
+  /**
+   * Whether "nothing new" is a final answer for `offset`. Without AvailableNow it always is. With it, that answer
+   * ends the query, so it is given only once every readable shard has everything up to the cutoff planned.
+   */
+  def mayAnswerNothingNew(offset: KinesisSourceOffset, readable: Seq[ShardKey]): Boolean =
+    cutoff.forall(c => readable.forall(k => c.finished(offset.shards(k), reports.get(k))))
+
+  /** How long to wait before the next shard is due again (10 ms to 1 s). */
+  def pauseMillis(readable: Seq[ShardKey], nowMillis: Long): Long = {
+    val wait = readable.flatMap(reports.get).map(_.nextDueMillis).minOption.map(_ - nowMillis).getOrElse(0L)
+    math.max(10L, math.min(wait, 1000L))
+  }
+
+  /** The tasks of a round over `due`, reading after `from`, with the trigger's budgets shared among the shards. */
+  def plan(from: KinesisSourceOffset, due: Seq[ShardKey], maxRecords: Option[Long],
+           maxBytes: Option[Long]): Seq[FetchTaskSpec] = {
+    val recordBudgets = TriggerBudget.split(maxRecords, due.size, rounds)
+    val byteBudgets = TriggerBudget.split(maxBytes, due.size, rounds)
+    rounds += 1
+    val requests = due.zipWithIndex.map { case (k, i) =>
+      ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), recordBudgets(i), byteBudgets(i))
+    }
+    val byKey = requests.map(r => r.key -> r).toMap
+    val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask, location,
+      (k: ShardKey) => reports.get(k).map(_.bytes).getOrElse(0L))
+    groups.map { keys =>
+      FetchTaskSpec(sourceId, keys.map(byKey), options.connection, options.fetch, cutoff.map(_.millis),
+        location(keys.head))
+    }
+  }
+
+  /** Takes a round's reports in; returns `from` with every shard's end moved to where its report says. */
+  def absorb(from: KinesisSourceOffset, fresh: Seq[ShardReport]): KinesisSourceOffset = {
+    fresh.foreach(r => reports = reports.updated(r.key, r))
+    fresh.foldLeft(from)((o, r) => if (r.end != o.shards(r.key)) o.updated(r.key, r.end) else o)
+  }
+}
