@@ -11,6 +11,8 @@ import io.sparkkinesis.aws.KinesisClients
 import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.sink.SinkTestStreams._
 import io.sparkkinesis.testing.LocalKinesisServers
+import io.sparkkinesis.testing.TestStreams
+import io.sparkkinesis.testing.TestStreams.{connection, readAll, syncClient}
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails
 import software.amazon.awssdk.services.kinesis.model.{KinesisException => SdkKinesisException, PutRecordsRequestEntry}
 
@@ -23,11 +25,7 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
 
   private def server = kinesalite
   private def realClient = KinesisClients.async(connection(server), 16)
-  private def freshStream(shards: Int): String = {
-    val name = s"sink-${System.nanoTime()}"
-    createStream(server, name, shards)
-    name
-  }
+  private def freshStream(shards: Int): String = TestStreams.freshStream(server, "sink", shards)
 
   test("S1: 10,000 rows of mixed sizes, some near 1 MiB with 256-character keys: every call within 500 " +
     "records and 5 MiB, every row read back exactly once") {

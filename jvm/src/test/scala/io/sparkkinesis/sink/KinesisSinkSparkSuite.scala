@@ -1,37 +1,19 @@
 package io.sparkkinesis.sink
 
-import org.apache.spark.sql.SparkSession
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.errors.KinesisOptionException
-import io.sparkkinesis.sink.SinkTestStreams._
-import io.sparkkinesis.testing.LocalKinesisServers
+import io.sparkkinesis.testing.{LocalKinesisServers, SharedSparkSession, TestStreams}
+import io.sparkkinesis.testing.TestStreams.readAll
 
 /** `df.write.format("kinesis")` end to end on kinesalite: column routing, keys, metrics, early errors. */
-class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers {
-
-  private lazy val spark = SparkSession.builder()
-    .master("local[2]")
-    .appName("KinesisSinkSparkSuite")
-    .config("spark.ui.enabled", "false")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.sql.shuffle.partitions", "2")
-    .getOrCreate()
-
-  override def afterAll(): Unit = try spark.stop() finally super.afterAll()
+class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
 
   private def server = kinesalite
 
-  private def connectionOptions: Map[String, String] = Map("endpointUrl" -> server.endpoint,
-    "region" -> "us-east-1", "awsAccessKeyId" -> "local-test-key", "awsSecretKey" -> "local-test-secret",
-    "cborEnabled" -> server.cborEnabled.toString)
+  private def connectionOptions: Map[String, String] = TestStreams.connectionOptions(server)
 
-  private def freshStream(shards: Int): String = {
-    val name = s"spark-sink-${System.nanoTime()}"
-    createStream(server, name, shards)
-    name
-  }
+  private def freshStream(shards: Int): String = TestStreams.freshStream(server, "spark-sink", shards)
 
   test("rows are routed by a streamName column, without the streamName option") {
     val (a, b) = (freshStream(1), freshStream(2))

@@ -1,0 +1,94 @@
+package io.sparkkinesis
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Path, Paths}
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * The connector's packages depend on each other in one direction only (docs/design.md, "Packages"):
+ * {{{
+ * errors, compat <- config <- aws <- offsets, kpl <- fetching <- prefetch <- reader <- source <- (root: the provider)
+ * sink <- (root), and the sink uses only errors, config, aws and kpl
+ * }}}
+ * A file may use its own package and the packages below it, never one above it or beside it. This suite reads
+ * every source file of the connector and fails on any reference (import or fully qualified name, outside
+ * comments) that points the other way, so a cycle cannot come back unnoticed.
+ */
+class PackageDependencySuite extends AnyFunSuite {
+  import PackageDependencySuite._
+
+  private val sourceRoot = Paths.get("jvm/src/main/scala/io/sparkkinesis")
+
+  private def sources: Seq[Path] =
+    Files.walk(sourceRoot).iterator().asScala.filter(_.toString.endsWith(".scala")).toSeq.sortBy(_.toString)
+
+  private def packageOf(file: Path): String = {
+    val rel = sourceRoot.relativize(file.getParent).toString
+    if (rel.isEmpty) Root else rel.replace('/', '.')
+  }
+
+  test("every package of the connector has a place in the layering") {
+    val packages = sources.map(packageOf).distinct
+    assert(packages.nonEmpty)
+    val unplaced = packages.filterNot(p => p == Root || p == Sink || Rank.contains(p))
+    assert(unplaced.isEmpty, s"packages with no place in PackageDependencySuite's layering: $unplaced")
+  }
+
+  test("no file refers to a package above or beside its own") {
+    val violations = sources.flatMap { f =>
+      val text = new String(Files.readAllBytes(f), StandardCharsets.UTF_8)
+      violationsIn(packageOf(f), text).map(v => s"${sourceRoot.relativize(f)}: $v")
+    }
+    assert(violations.isEmpty, violations.mkString("\n", "\n", "\n"))
+  }
+
+  test("the check sees imports and qualified names that point up, and ignores comments") {
+    assert(violationsIn("offsets", "import io.sparkkinesis.source.StartPosition") == Seq("offsets -> source"))
+    assert(violationsIn("aws", "val f = io.sparkkinesis.reader.Failure.of(e)") == Seq("aws -> reader"))
+    assert(violationsIn("sink", "import io.sparkkinesis.fetching.{A, B}") == Seq("sink -> fetching"))
+    assert(violationsIn("source", "import io.sparkkinesis.sink.KinesisWrite") == Seq("source -> sink"))
+    assert(violationsIn("kpl", "import io.sparkkinesis.offsets.RecordPosition") == Seq("kpl -> offsets"))
+    assert(violationsIn("offsets", "// see io.sparkkinesis.source.X\n/** [[io.sparkkinesis.reader.Y]] */").isEmpty)
+    assert(violationsIn("reader", "import io.sparkkinesis.prefetch.PrefetchBuffers").isEmpty)
+    assert(violationsIn("sink", "import io.sparkkinesis.kpl.KplAggregator").isEmpty)
+    assert(violationsIn(Root, "import io.sparkkinesis.sink.KinesisWriteBuilder").isEmpty)
+  }
+}
+
+object PackageDependencySuite {
+  val Root = "(root)"
+  val Sink = "sink"
+
+  /** Lower ranks are lower layers; equal ranks are peers, which may not use each other. */
+  val Rank: Map[String, Int] = Map(
+    "errors" -> 0, "compat" -> 0,
+    "config" -> 1,
+    "aws" -> 2,
+    "offsets" -> 3, "kpl" -> 3,
+    "fetching" -> 4,
+    "prefetch" -> 5,
+    "reader" -> 6,
+    "source" -> 7)
+
+  val SinkMayUse: Set[String] = Set("errors", "config", "aws", "kpl")
+
+  private val Reference = """io\.sparkkinesis\.([a-z]+)\b""".r
+  private val BlockComment = """(?s)/\*.*?\*/""".r
+  private val LineComment = """//[^\n]*""".r
+
+  def allowed(from: String, to: String): Boolean =
+    from == to || from == Root || (from match {
+      case Sink => SinkMayUse.contains(to)
+      case _ => to != Sink && Rank.contains(from) && Rank.get(to).exists(_ < Rank(from))
+    })
+
+  /** "from -> to" for each package `text` (a file of package `from`) uses but may not, once each. */
+  def violationsIn(from: String, text: String): Seq[String] = {
+    val code = LineComment.replaceAllIn(BlockComment.replaceAllIn(text, ""), "")
+    Reference.findAllMatchIn(code).map(_.group(1)).filterNot(_ == "shaded").toSeq.distinct
+      .filterNot(allowed(from, _)).map(to => s"$from -> $to")
+  }
+}

@@ -1,0 +1,69 @@
+package io.sparkkinesis.source
+
+import java.nio.file.Files
+import java.util.concurrent.ConcurrentLinkedQueue
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.api.java.function.VoidFunction2
+import org.apache.spark.sql.{Dataset, Row}
+import org.apache.spark.sql.streaming.Trigger
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.testing.{LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.TestStreams._
+
+/**
+ * The streaming source from the JVM API (`spark.readStream.format("kinesis")`), on kinesalite: every record once
+ * across a restart from the checkpoint, and read limits honoured batch by batch. The records are put with the SDK.
+ */
+class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+  import KinesisStreamingSourceSuite._
+
+  private def server: LocalKinesisServer = kinesalite
+
+  /** Runs one AvailableNow query from `checkpoint` and returns its batches: (batch id, record data) pairs. */
+  private def drain(stream: String, checkpoint: String, extra: Map[String, String] = Map.empty): Seq[(Long, String)] = {
+    val sink = new Collector
+    val query = spark.readStream.format("kinesis")
+      .options(options(server, stream) ++ Map("initialPosition" -> "trim_horizon") ++ extra).load()
+      .selectExpr("CAST(data AS STRING) AS data")
+      .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint)
+      .trigger(Trigger.AvailableNow()).start()
+    assert(query.awaitTermination(180000L), "the AvailableNow query did not end within 3 minutes")
+    query.exception.foreach(e => fail(e))
+    sink.rows.asScala.toSeq
+  }
+
+  test("AvailableNow reads every record once, and a restart from the checkpoint reads only what came after") {
+    val stream = freshStream(server, "source-restart", 3)
+    val checkpoint = Files.createTempDirectory("kinesis-source").toString
+    put(server, stream, (0 until 1500).map(i => s"k${i % 41}" -> s"r$i"))
+    val first = drain(stream, checkpoint).map(_._2)
+    assert(first.size == 1500 && first.toSet == (0 until 1500).map(i => s"r$i").toSet)
+
+    put(server, stream, (1500 until 2000).map(i => s"k${i % 41}" -> s"r$i"))
+    val second = drain(stream, checkpoint).map(_._2)
+    assert(second.sorted == (1500 until 2000).map(i => s"r$i").sorted)
+  }
+
+  test("maxRecordsPerTrigger caps every batch, and the batches together hold every record once") {
+    val stream = freshStream(server, "source-limit", 2)
+    put(server, stream, (0 until 600).map(i => s"k${i % 13}" -> s"r$i"))
+    val batches = drain(stream, Files.createTempDirectory("kinesis-source").toString,
+      Map("maxRecordsPerTrigger" -> "100")).groupBy(_._1).view.mapValues(_.map(_._2)).toMap
+    assert(batches.values.forall(_.size <= 100), batches.view.mapValues(_.size).toMap)
+    assert(batches.size >= 6)
+    assert(batches.values.flatten.toSeq.sorted == (0 until 600).map(i => s"r$i").sorted)
+  }
+}
+
+object KinesisStreamingSourceSuite {
+
+  /** A foreachBatch sink that keeps (batch id, data) in memory: local mode runs it in the test's JVM. */
+  final class Collector extends VoidFunction2[Dataset[Row], java.lang.Long] {
+    val rows = new ConcurrentLinkedQueue[(Long, String)]()
+    override def call(batch: Dataset[Row], id: java.lang.Long): Unit =
+      batch.collect().foreach(r => rows.add(id.longValue() -> r.getString(0)))
+  }
+}

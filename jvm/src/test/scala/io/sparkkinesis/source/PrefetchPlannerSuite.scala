@@ -1,0 +1,116 @@
+package io.sparkkinesis.source
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.prefetch.ShardReport
+
+/** Driver-side planning of prefetch rounds, without Spark or a server: budgets, due shards, tasks, AvailableNow. */
+class PrefetchPlannerSuite extends AnyFunSuite {
+
+  private def options(extra: (String, String)*): SourceOptions = SourceOptions.parse((Map(
+    "streamName" -> "orders", "region" -> "us-east-1", "endpointUrl" -> "http://127.0.0.1:1") ++ extra).asJava)
+
+  private def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
+  private def after(seq: Int) = ShardPosition.After(RecordPosition(seq.toString, 0L, lastInAggregate = true))
+  private val notStarted: ShardPosition = ShardPosition.NotStarted(StartPosition.TrimHorizon)
+  private def offset(shards: (ShardKey, ShardPosition)*) = KinesisSourceOffset(shards.toMap)
+
+  private def report(k: ShardKey, end: ShardPosition, nextDue: Long = 0L, buffered: Long = 0L, caughtUp: Boolean = false,
+                     pastCutoff: Boolean = false, location: String = "executor_h_1", bytes: Long = 0L) =
+    ShardReport(k, end, records = 0L, bytes = bytes, bufferedRecords = buffered, bufferedBytes = 0L,
+      millisBehindLatest = None, caughtUp = caughtUp, pastCutoff = pastCutoff, nextDueMillis = nextDue,
+      getRecordsCalls = 0L, throttled = 0L, dataLoss = 0L, location = location)
+
+  test("a budget is shared so that the parts add up to it exactly, the remainder rotating from round to round") {
+    for (total <- Seq(0L, 1L, 7L, 10L, 1000L); n <- 1 to 7; round <- 0L to 8L)
+      assert(TriggerBudget.split(Some(total), n, round).sum == total)
+    assert(TriggerBudget.split(Some(10), 3, 0) == Seq(4, 3, 3))
+    assert(TriggerBudget.split(Some(10), 3, 1) == Seq(3, 4, 3))
+    assert(TriggerBudget.split(Some(10), 3, 2) == Seq(3, 3, 4))
+    assert(TriggerBudget.split(None, 2, 5) == Seq(Long.MaxValue, Long.MaxValue))
+  }
+
+  test("a round's tasks carry the trigger's budget shared by the due shards, and rotate the remainder") {
+    val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "1"))
+    val from = offset(key(0) -> notStarted, key(1) -> notStarted, key(2) -> notStarted)
+    val due = Seq(key(0), key(1), key(2))
+    val first = planner.plan(from, due, maxRecords = Some(100), maxBytes = Some(10))
+    assert(first.size == 3 && first.forall(_.shards.size == 1))
+    assert(first.flatMap(_.shards).map(_.maxRecords).sum == 100)
+    assert(first.flatMap(_.shards).map(_.maxBytes).sum == 10)
+    val second = planner.plan(from, due, maxRecords = Some(100), maxBytes = None)
+    assert(second.flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap !=
+      first.flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap, "the remainder should move to another shard")
+    assert(second.flatMap(_.shards).forall(_.maxBytes == Long.MaxValue))
+    assert(first.flatMap(_.shards).forall(r => r.from == notStarted))
+  }
+
+  test("shards are grouped shardsPerTask to a task, and a task goes where its shards' buffers were reported") {
+    val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "2"))
+    val from = offset((0 until 4).map(i => key(i) -> notStarted): _*)
+    planner.absorb(from, Seq(report(key(0), notStarted, location = "executor_a_1"),
+      report(key(1), notStarted, location = "executor_b_2"), report(key(2), notStarted, location = "executor_a_1"),
+      report(key(3), notStarted, location = "executor_b_2")))
+    val tasks = planner.plan(from, (0 until 4).map(key), None, None)
+    assert(tasks.map(t => t.location -> t.shards.map(_.key).toSet).toSet ==
+      Set(Some("executor_a_1") -> Set(key(0), key(2)), Some("executor_b_2") -> Set(key(1), key(3))))
+    assert(planner.location(key(3)).contains("executor_b_2"))
+    assert(planner.location(key(9)).isEmpty)
+  }
+
+  test("a shard is due when never read, when its next call is due, or when it has more than the planned end") {
+    val planner = new PrefetchPlanner("q", options())
+    val start = offset(key(0) -> after(5), key(1) -> after(5), key(2) -> after(5), key(3) -> after(5))
+    planner.absorb(start, Seq(
+      report(key(0), after(5), nextDue = 1000L),
+      report(key(1), after(5), nextDue = 1000L, buffered = 3),
+      report(key(2), after(5), nextDue = 500L)))
+    val readable = (0 until 4).map(key)
+    assert(planner.dueShards(start, readable, nowMillis = 600L) == Seq(key(1), key(2), key(3)))
+    assert(planner.dueShards(start, readable, nowMillis = 1000L) == readable)
+    // A report that reached further than the offset (its end was not taken) keeps the shard due.
+    planner.absorb(start, Seq(report(key(0), after(9), nextDue = 1000L)))
+    assert(planner.dueShards(start, readable, nowMillis = 0L).contains(key(0)))
+  }
+
+  test("a round's reports move each shard's end, and leave the others where they were") {
+    val planner = new PrefetchPlanner("q", options())
+    val from = offset(key(0) -> after(5), key(1) -> notStarted)
+    val next = planner.absorb(from, Seq(report(key(0), after(9)), report(key(1), notStarted)))
+    assert(next == offset(key(0) -> after(9), key(1) -> notStarted))
+    assert(planner.absorb(from, Nil) eq from)
+  }
+
+  test("without AvailableNow 'nothing new' is always an answer; with it, only once every shard reached the cutoff") {
+    val planner = new PrefetchPlanner("q", options())
+    val at = offset(key(0) -> after(5), key(1) -> after(7))
+    val readable = Seq(key(0), key(1))
+    assert(planner.mayAnswerNothingNew(at, readable))
+    planner.startAvailableNow(nowMillis = 100L)
+    assert(!planner.mayAnswerNothingNew(at, readable), "no report yet: nothing is known of the shards")
+    planner.absorb(at, Seq(report(key(0), after(5), pastCutoff = true), report(key(1), after(7), caughtUp = true,
+      buffered = 2)))
+    assert(!planner.mayAnswerNothingNew(at, readable), "shard 1 still buffers records that may be before the cutoff")
+    assert(planner.dueShards(at, readable, nowMillis = 0L) == Seq(key(1)), "a finished shard is not visited again")
+    planner.absorb(at, Seq(report(key(1), after(7), caughtUp = true)))
+    assert(planner.mayAnswerNothingNew(at, readable))
+    assert(planner.dueShards(at, readable, nowMillis = 0L).isEmpty)
+    // A report whose end the offset has not taken yet is not finished.
+    assert(!AvailableNowCutoff(100L).finished(after(5), Some(report(key(0), after(6), pastCutoff = true))))
+    val tasks = planner.plan(at, readable, None, None)
+    assert(tasks.forall(_.cutoffMillis.contains(100L)))
+  }
+
+  test("the pause before the next look is the time until the first shard is due, from 10 ms to 1 s") {
+    val planner = new PrefetchPlanner("q", options())
+    val at = offset(key(0) -> after(5), key(1) -> after(5))
+    assert(planner.pauseMillis(Seq(key(0)), nowMillis = 0L) == 10L)
+    planner.absorb(at, Seq(report(key(0), after(5), nextDue = 400L), report(key(1), after(5), nextDue = 5000L)))
+    assert(planner.pauseMillis(Seq(key(0), key(1)), nowMillis = 100L) == 300L)
+    assert(planner.pauseMillis(Seq(key(1)), nowMillis = 100L) == 1000L)
+    assert(planner.pauseMillis(Seq(key(0)), nowMillis = 600L) == 10L)
+  }
+}

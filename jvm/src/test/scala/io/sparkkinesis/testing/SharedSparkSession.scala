@@ -1,0 +1,24 @@
+package io.sparkkinesis.testing
+
+import org.apache.spark.sql.SparkSession
+import org.scalatest.{BeforeAndAfterAll, Suite}
+
+/**
+ * One local Spark session for a suite, on loopback and without a UI, stopped after the suite. Every Spark suite of
+ * the connector mixes this in instead of building its own.
+ */
+trait SharedSparkSession extends BeforeAndAfterAll { self: Suite =>
+
+  protected lazy val spark: SparkSession = SparkSession.builder()
+    .master("local[2]")
+    .appName(getClass.getSimpleName)
+    .config("spark.ui.enabled", "false")
+    .config("spark.driver.host", "127.0.0.1")
+    .config("spark.driver.bindAddress", "127.0.0.1")
+    .config("spark.sql.shuffle.partitions", "2")
+    .getOrCreate()
+
+  override protected def afterAll(): Unit =
+    try spark.stop()
+    finally super.afterAll()
+}
