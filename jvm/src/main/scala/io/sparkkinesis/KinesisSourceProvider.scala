@@ -30,6 +30,9 @@ final class KinesisSourceProvider extends TableProvider with DataSourceRegister 
   /** Writes hand over the DataFrame's schema; reads get [[KinesisSchema.schema]] from `inferSchema`. */
   override def supportsExternalMetadata(): Boolean = true
 
-  override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table =
+  override def getTable(
+      schema: StructType,
+      partitioning: Array[Transform],
+      properties: util.Map[String, String]): Table =
     new KinesisTable(schema)
 }

@@ -20,7 +20,8 @@ import io.sparkkinesis.source.{KinesisScanBuilder, SourceOptions}
  * One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). As a
  * streaming query's sink it reports the latest committed batch's sink counters in the query's progress.
  */
-private[sparkkinesis] final class KinesisTable(tableSchema: StructType) extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
+private[sparkkinesis] final class KinesisTable(tableSchema: StructType) extends SupportsRead with SupportsWrite
+  with ReportsSinkMetrics {
 
   private val sinkProgress = new StreamingSinkProgress
 

@@ -11,6 +11,7 @@ private[sparkkinesis] sealed trait CredentialsConfig extends Serializable
 private[sparkkinesis] object CredentialsConfig {
   case object DefaultChain extends CredentialsConfig
   final case class Profile(name: String) extends CredentialsConfig
+
   /** STS AssumeRole, signed with `base`. */
   final case class AssumeRole(
       base: CredentialsConfig,
@@ -59,7 +60,8 @@ private[sparkkinesis] object AwsConnection {
           opts.getOrDefault(KinesisOptions.RoleSessionName), opts.get(KinesisOptions.StsEndpointUrl))
       case None =>
         Seq(KinesisOptions.RoleExternalId, KinesisOptions.StsEndpointUrl).find(opts.contains).foreach { o =>
-          throw KinesisErrors.conflictingOptions(s"Option '${o.name}' is only used with 'roleArn'; set 'roleArn' or remove it.")
+          throw KinesisErrors.conflictingOptions(
+            s"Option '${o.name}' is only used with 'roleArn'; set 'roleArn' or remove it.")
         }
         base
     }
@@ -68,7 +70,8 @@ private[sparkkinesis] object AwsConnection {
   private def baseCredentials(opts: ParsedOptions): CredentialsConfig = {
     val profile = opts.get(KinesisOptions.AwsProfile)
     if (profile.isDefined && opts.contains(KinesisOptions.AwsAccessKeyId))
-      throw KinesisErrors.conflictingOptions("Options 'awsProfile' and 'awsAccessKeyId' both choose credentials; keep one.")
+      throw KinesisErrors.conflictingOptions(
+        "Options 'awsProfile' and 'awsAccessKeyId' both choose credentials; keep one.")
     val keyId = opts.get(KinesisOptions.AwsAccessKeyId)
     val secret = opts.get(KinesisOptions.AwsSecretKey)
     (keyId, secret) match {
@@ -78,9 +81,9 @@ private[sparkkinesis] object AwsConnection {
           throw KinesisErrors.conflictingOptions("Option 'awsSessionToken' needs 'awsAccessKeyId' and 'awsSecretKey'.")
         profile.map(CredentialsConfig.Profile).getOrElse(CredentialsConfig.DefaultChain)
       case (Some(_), None) => throw KinesisErrors.conflictingOptions(
-        "Option 'awsAccessKeyId' is set but 'awsSecretKey' is not: give both, or neither to use the default credential chain.")
+          "Option 'awsAccessKeyId' is set but 'awsSecretKey' is not: give both, or neither to use the default credential chain.")
       case (None, Some(_)) => throw KinesisErrors.conflictingOptions(
-        "Option 'awsSecretKey' is set but 'awsAccessKeyId' is not: give both, or neither to use the default credential chain.")
+          "Option 'awsSecretKey' is set but 'awsAccessKeyId' is not: give both, or neither to use the default credential chain.")
     }
   }
 

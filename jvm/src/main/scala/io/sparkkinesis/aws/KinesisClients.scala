@@ -28,35 +28,40 @@ private[sparkkinesis] object KinesisClients {
   sys.addShutdownHook(closeAll())
 
   def sync(conn: AwsConnection): KinesisClient =
-    syncClients.computeIfAbsent(conn, c => withCborSetting(c.cborEnabled) {
-      SignerLogGuard()
-      val b = KinesisClient.builder()
-        .region(Region.of(c.region))
-        .credentialsProvider(credentialsProvider(c.credentials, c.region))
-        .httpClientBuilder(UrlConnectionHttpClient.builder()
-          .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
-        .overrideConfiguration(overrides)
-      c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
-      b.build()
-    })
+    syncClients.computeIfAbsent(conn,
+      c =>
+        withCborSetting(c.cborEnabled) {
+          SignerLogGuard()
+          val b = KinesisClient.builder()
+            .region(Region.of(c.region))
+            .credentialsProvider(credentialsProvider(c.credentials, c.region))
+            .httpClientBuilder(UrlConnectionHttpClient.builder()
+                .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
+            .overrideConfiguration(overrides)
+          c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
+          b.build()
+        })
 
   def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient =
-    asyncClients.computeIfAbsent((conn, maxConcurrency), { case (c, n) => withCborSetting(c.cborEnabled) {
-      SignerLogGuard()
-      val b = KinesisAsyncClient.builder()
-        .region(Region.of(c.region))
-        .credentialsProvider(credentialsProvider(c.credentials, c.region))
-        // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
-        // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
-        .httpClientBuilder(NettyNioAsyncHttpClient.builder()
-          .protocol(Protocol.HTTP1_1)
-          .maxConcurrency(math.max(n, 2))
-          .connectionTimeout(Duration.ofSeconds(10))
-          .readTimeout(Duration.ofSeconds(60)))
-        .overrideConfiguration(overrides)
-      c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
-      b.build()
-    }})
+    asyncClients.computeIfAbsent((conn, maxConcurrency),
+      {
+        case (c, n) => withCborSetting(c.cborEnabled) {
+            SignerLogGuard()
+            val b = KinesisAsyncClient.builder()
+              .region(Region.of(c.region))
+              .credentialsProvider(credentialsProvider(c.credentials, c.region))
+              // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
+              // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
+              .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+                  .protocol(Protocol.HTTP1_1)
+                  .maxConcurrency(math.max(n, 2))
+                  .connectionTimeout(Duration.ofSeconds(10))
+                  .readTimeout(Duration.ofSeconds(60)))
+              .overrideConfiguration(overrides)
+            c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
+            b.build()
+          }
+      })
 
   /**
    * The connector does all retrying itself (throttling, 5xx and I/O errors, with budgets, pacing and metrics it can

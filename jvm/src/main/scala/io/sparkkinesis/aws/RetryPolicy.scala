@@ -30,11 +30,13 @@ private[sparkkinesis] final case class RetryPolicy(
    * policy is exhausted, ends the call with the user-facing error of [[Failure.toUserError]] or
    * [KINESIS_RETRIES_EXHAUSTED].
    */
-  def call[T](operation: String, stream: String,
-              handled: PartialFunction[Failure, Unit] = PartialFunction.empty,
-              onRetry: Failure => Unit = _ => (),
-              sleep: Long => Unit = Thread.sleep,
-              nanoTime: () => Long = () => System.nanoTime())(f: => T): T = {
+  def call[T](
+      operation: String,
+      stream: String,
+      handled: PartialFunction[Failure, Unit] = PartialFunction.empty,
+      onRetry: Failure => Unit = _ => (),
+      sleep: Long => Unit = Thread.sleep,
+      nanoTime: () => Long = () => System.nanoTime())(f: => T): T = {
     var failures = 0
     var firstFailure = 0L
     var codes = List.empty[String]
@@ -50,7 +52,8 @@ private[sparkkinesis] final case class RetryPolicy(
             failures += 1
             codes ::= Failure.code(e)
             if (exhausted(failures, now - firstFailure))
-              throw KinesisErrors.retriesExhausted(s"$operation on stream '$stream'", failures, codes, Failure.unwrap(e))
+              throw KinesisErrors.retriesExhausted(s"$operation on stream '$stream'", failures, codes,
+                Failure.unwrap(e))
             onRetry(failure)
             sleep(delayMillis(failures))
           }

@@ -14,8 +14,8 @@ private[sparkkinesis] object ShardListing {
   private val MaxPages = 10000
 
   /** Every shard of `stream` that the service lists, once each; `send` makes one call (sync or async client). */
-  def list(stream: StreamRef, policy: RetryPolicy = RetryPolicy.Default)
-          (send: ListShardsRequest => ListShardsResponse): Seq[ShardDescription] = {
+  def list(stream: StreamRef, policy: RetryPolicy = RetryPolicy.Default)(send: ListShardsRequest => ListShardsResponse)
+      : Seq[ShardDescription] = {
     val shards = Seq.newBuilder[ShardDescription]
     var token: Option[String] = None
     var pages = 0

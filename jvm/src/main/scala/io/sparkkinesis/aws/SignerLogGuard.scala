@@ -15,6 +15,7 @@ import org.apache.logging.log4j.core.config.Configurator
  * (`io.sparkkinesis.shaded.software.amazon.awssdk...`).
  */
 private[sparkkinesis] object SignerLogGuard {
+
   /** The signer packages: the current one (http-auth-aws) and the legacy one (auth.signer). */
   val Loggers: Seq[String] = Seq(
     classOf[software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner].getPackageName.stripSuffix(".signer"),

@@ -59,7 +59,8 @@ private[sparkkinesis] object KinesisOptions {
     V0_1, "The start time for `initialPosition=at_timestamp`: ISO-8601 (2026-01-31T12:00:00Z) or epoch milliseconds.",
     "Source")
   val InitialShardPositions: OptionSpec[String] = OptionSpec("initialShardPositions", Text, None, Scope.Source,
-    V0_1, "Where a new query starts in chosen shards, as JSON: stream name to shard id to a sequence number, read " +
+    V0_1,
+    "Where a new query starts in chosen shards, as JSON: stream name to shard id to a sequence number, read " +
       "from the record after it (`{\"orders\": {\"shardId-000000000000\": \"4959...\"}}`), or `{\"at\": \"4959...\"}` to " +
       "start with that record. Shards it does not name start at `initialPosition`; a shard it names that the " +
       "stream does not have is an error.", "Source")
@@ -76,7 +77,8 @@ private[sparkkinesis] object KinesisOptions {
     "Time between GetRecords calls on a shard whose last call found nothing new at the tip: what an idle " +
       "stream costs, and the most latency a first record after a quiet spell waits.", "Source")
   val MaxFetchRate: OptionSpec[Long] = OptionSpec("maxFetchRate", Bytes(1024, 100 * Mi), Some(2 * Mi), Scope.Source,
-    V0_1, "Bytes per second the prefetcher reads from one shard at most (Kinesis allows 2 MiB/s per shard, " +
+    V0_1,
+    "Bytes per second the prefetcher reads from one shard at most (Kinesis allows 2 MiB/s per shard, " +
       "shared by all polling consumers).", "Source", defaultDoc = Some("2m"))
   val FetchBufferSize: OptionSpec[Long] = OptionSpec("fetchBufferSize", Bytes(Mi, 64L * 1024 * Mi), Some(256 * Mi),
     Scope.Source, V0_1, "Bytes of prefetched records one executor holds at most; reading ahead pauses when full.",
@@ -85,7 +87,8 @@ private[sparkkinesis] object KinesisOptions {
     Scope.Source, V0_1, "Most records in one micro-batch, over all shards (also with Trigger.AvailableNow).", "Source",
     defaultDoc = Some("(no limit)"))
   val MaxBytesPerTrigger: OptionSpec[Long] = OptionSpec("maxBytesPerTrigger", Bytes(1, Long.MaxValue), None,
-    Scope.Source, V0_1, "Most bytes (data plus partition keys) in one micro-batch, over all shards; a batch " +
+    Scope.Source, V0_1,
+    "Most bytes (data plus partition keys) in one micro-batch, over all shards; a batch " +
       "always takes at least one record of a shard that has one.", "Source", defaultDoc = Some("(no limit)"))
   val FailOnDataLoss: OptionSpec[Boolean] = OptionSpec("failOnDataLoss", Bool, Some(true), Scope.Source, V0_1,
     "Fail the query when records it should read are gone (trimmed by retention). With false it logs a warning, " +
@@ -98,7 +101,8 @@ private[sparkkinesis] object KinesisOptions {
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
     Scope.Sink, V0_1, "Entries in one PutRecords call (the service maximum is 500).", "Sink")
   val MaxRequestSize: OptionSpec[Long] = OptionSpec("maxRequestSize", Bytes(1, 10 * Mi), Some(5 * Mi), Scope.Sink,
-    V0_1, "Bytes in one PutRecords call, partition keys included (the service limit is 5 MiB, or 10 MiB " +
+    V0_1,
+    "Bytes in one PutRecords call, partition keys included (the service limit is 5 MiB, or 10 MiB " +
       "for streams configured for large records).", "Sink", defaultDoc = Some("5m"))
   val MaxRecordSize: OptionSpec[Long] = OptionSpec("maxRecordSize", Bytes(1, 10 * Mi), Some(Mi), Scope.Sink, V0_1,
     "Largest record, partition key plus data (1 MiB unless the stream's maximum record size was raised).", "Sink",
@@ -106,33 +110,39 @@ private[sparkkinesis] object KinesisOptions {
   val MaxRetries: OptionSpec[Int] = OptionSpec("maxRetries", Integer(0, 1000), Some(10), Scope.Sink, V0_1,
     "How many times one failed record is sent again before the task fails (see also `maxRetryDuration`).", "Sink")
   val MaxInFlightRequests: OptionSpec[Int] = OptionSpec("maxInFlightRequests", Integer(1, 64), Some(4), Scope.Sink,
-    V0_1, "PutRecords calls one task keeps in flight at once (the most; throttling lowers the window, see " +
+    V0_1,
+    "PutRecords calls one task keeps in flight at once (the most; throttling lowers the window, see " +
       "docs/sink.md).", "Sink")
   val MaxRetryDuration: OptionSpec[Duration] = OptionSpec("maxRetryDuration",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(24)), Some(Duration.ofMinutes(2)), Scope.Sink, V0_1,
     "How long a record may keep failing (from its first failed attempt) before the task fails; checked " +
       "together with `maxRetries`, whichever is reached first.", "Sink")
   val OrderingMode: OptionSpec[String] = OptionSpec("ordering", Choice(Seq("unordered", "perkey")), Some("unordered"),
-    Scope.Sink, V0_1, "`unordered` favours throughput: a retried record can land after records sent later with " +
+    Scope.Sink, V0_1,
+    "`unordered` favours throughput: a retried record can land after records sent later with " +
       "the same partition key. `perKey` keeps input order per partition key under retries, by keeping at most " +
       "one record per key in flight (see docs/sink.md).", "Sink")
   val PartitionKeyColumn: OptionSpec[String] = OptionSpec("partitionKeyColumn", Text, None, Scope.Sink, V0_1,
     "When the input has no `partitionKey` column: the column (string or integer) whose value is each record's " +
       "partition key. Without either, every record gets a random partition key.", "Sink")
   val OversizeRecordAction: OptionSpec[String] = OptionSpec("oversizeRecordAction", Choice(Seq("fail", "drop")),
-    Some("fail"), Scope.Sink, V0_1, "What to do with a record over `maxRecordSize`: `fail` the task with its " +
+    Some("fail"), Scope.Sink, V0_1,
+    "What to do with a record over `maxRecordSize`: `fail` the task with its " +
       "position and size, or `drop` it and count it in the `droppedRecords` metric.", "Sink")
   val Aggregation: OptionSpec[String] = OptionSpec("aggregation", Choice(Seq("none", "kpl")), Some("none"),
-    Scope.Sink, V0_1, "`kpl` packs records bound for the same shard into KPL-format aggregated records, which " +
+    Scope.Sink, V0_1,
+    "`kpl` packs records bound for the same shard into KPL-format aggregated records, which " +
       "the source, the KCL and aws-kinesis-agg de-aggregate.", "Sink")
   val AggregationMaxSize: OptionSpec[Long] = OptionSpec("aggregationMaxSize", Bytes(1024, 10 * Mi), Some(51200L),
-    Scope.Sink, V0_1, "Largest aggregated record with `aggregation=kpl` (partition key included); never above " +
+    Scope.Sink, V0_1,
+    "Largest aggregated record with `aggregation=kpl` (partition key included); never above " +
       "`maxRecordSize`.", "Sink", defaultDoc = Some("50k"))
 
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, CborEnabled,
     AwsAccessKeyId, AwsSecretKey, AwsSessionToken, AwsProfile, RoleArn, RoleExternalId, RoleSessionName, StsEndpointUrl,
-    InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask, IdleFetchPeriod,
+    InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask,
+    IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation, AggregationMaxSize)

@@ -92,5 +92,6 @@ private[sparkkinesis] object OptionKind {
   }
 
   private[config] def parseOrFail[T](spec: OptionSpec[T], raw: String): T =
-    spec.kind.parse(raw).getOrElse(throw KinesisErrors.invalidOptionValue(spec.name, raw, spec.kind.describe, spec.secret))
+    spec.kind.parse(raw).getOrElse(throw KinesisErrors.invalidOptionValue(spec.name, raw, spec.kind.describe,
+        spec.secret))
 }

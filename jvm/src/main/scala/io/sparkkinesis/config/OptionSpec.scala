@@ -4,6 +4,7 @@ import java.util.Locale
 
 /** Which side of the connector an option configures. */
 sealed abstract class Scope(val label: String) extends Serializable {
+
   /** Whether an option of this scope can be used where `other` is being configured. */
   def overlaps(other: Scope): Boolean = this == Scope.Both || other == Scope.Both || this == other
 }

@@ -38,7 +38,8 @@ object OptionsDoc {
     def str(v: String): String = "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
     def info(s: OptionSpec[_]): String = {
       val (choices, min, max) = s.kind match {
-        case OptionKind.Choice(values) => (values.map(str).mkString("(", ", ", if (values.size == 1) ",)" else ")"), "None", "None")
+        case OptionKind.Choice(values) =>
+          (values.map(str).mkString("(", ", ", if (values.size == 1) ",)" else ")"), "None", "None")
         case OptionKind.Integer(lo, hi) => ("()", lo.toString, hi.toString)
         case OptionKind.LongNumber(lo, hi) => ("()", lo.toString, hi.toString)
         case _ => ("()", "None", "None")

@@ -8,7 +8,8 @@ import io.sparkkinesis.errors.KinesisErrors
  * The options of one query, checked against the registry: every key must be known and meant for `scope`.
  * Typed values are read with [[get]] / [[required]], which fail with errors naming the option.
  */
-private[sparkkinesis] final class ParsedOptions private (raw: Map[String, String], val scope: Scope) extends Serializable {
+private[sparkkinesis] final class ParsedOptions private (raw: Map[String, String], val scope: Scope)
+  extends Serializable {
 
   def contains(spec: OptionSpec[_]): Boolean = raw.contains(spec.key)
 

@@ -33,7 +33,11 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisOptionException("KINESIS_MISSING_OPTION",
       s"Option '$name' is required. Example: .option(\"$name\", \"$example\")")
 
-  def invalidOptionValue(name: String, value: String, expected: String, secret: Boolean = false): KinesisOptionException = {
+  def invalidOptionValue(
+      name: String,
+      value: String,
+      expected: String,
+      secret: Boolean = false): KinesisOptionException = {
     val shown = if (secret) "(hidden)" else s"'$value'"
     new KinesisOptionException("KINESIS_INVALID_OPTION_VALUE",
       s"Option '$name' has the value $shown, but it must be $expected.")
@@ -102,7 +106,8 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_RANGE_UNAVAILABLE", s"Cannot re-read the planned records of $shard: $detail.")
 
   /** An SDK exception's message, which never carries credentials (the SDK signs, it does not echo keys). */
-  def safeMessage(t: Throwable): String = Option(t).map(e => s"${e.getClass.getSimpleName}: ${e.getMessage}").getOrElse("")
+  def safeMessage(t: Throwable): String =
+    Option(t).map(e => s"${e.getClass.getSimpleName}: ${e.getMessage}").getOrElse("")
 
   // ---- sink ----
 
@@ -117,8 +122,12 @@ private[sparkkinesis] object KinesisErrors {
         "Retrying cannot fix this error; check the stream, its encryption key and the record.")
 
   /** One record of the sink kept failing until its retry budget was spent. */
-  def putRetriesExhausted(position: String, stream: String, failures: Int, errorCodes: Iterable[String],
-                          lastError: Option[Throwable]): KinesisException =
+  def putRetriesExhausted(
+      position: String,
+      stream: String,
+      failures: Int,
+      errorCodes: Iterable[String],
+      lastError: Option[Throwable]): KinesisException =
     new KinesisException("KINESIS_RETRIES_EXHAUSTED",
       s"The record at $position for stream '$stream' failed $failures times; error codes seen: " +
         s"${errorCodes.mkString(", ")}${lastError.map(e => s"; last error: ${safeMessage(e)}").getOrElse("")}. " +

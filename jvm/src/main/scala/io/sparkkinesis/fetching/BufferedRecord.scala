@@ -10,6 +10,7 @@ private[sparkkinesis] final case class BufferedRecord(
     partitionKey: String,
     data: Array[Byte],
     arrivalMillis: Long) {
+
   /** What the record weighs against byte limits: data plus partition key. */
   def size: Long = data.length.toLong + partitionKey.length
 }
@@ -24,10 +25,11 @@ private[sparkkinesis] object BufferedRecord {
       case Some(users) if users.nonEmpty =>
         users.indices.map { i =>
           val u = users(i)
-          BufferedRecord(RecordPosition(r.sequenceNumber(), i.toLong, i == users.size - 1), u.partitionKey, u.data, arrival)
+          BufferedRecord(RecordPosition(r.sequenceNumber(), i.toLong, i == users.size - 1), u.partitionKey, u.data,
+            arrival)
         }
       case _ => IndexedSeq(BufferedRecord(RecordPosition(r.sequenceNumber(), 0L, lastInAggregate = true),
-        r.partitionKey(), data, arrival))
+            r.partitionKey(), data, arrival))
     }
   }
 }

@@ -125,7 +125,8 @@ private[sparkkinesis] final class PollingShardFetcher(
       case StartPosition.Latest => b.shardIteratorType(ShardIteratorType.LATEST)
       case StartPosition.AtTimestamp(ms) =>
         b.shardIteratorType(ShardIteratorType.AT_TIMESTAMP).timestamp(java.time.Instant.ofEpochMilli(ms))
-      case StartPosition.AtSequence(s) => b.shardIteratorType(ShardIteratorType.AT_SEQUENCE_NUMBER).startingSequenceNumber(s)
+      case StartPosition.AtSequence(s) =>
+        b.shardIteratorType(ShardIteratorType.AT_SEQUENCE_NUMBER).startingSequenceNumber(s)
       case StartPosition.AfterSequence(s) =>
         b.shardIteratorType(ShardIteratorType.AFTER_SEQUENCE_NUMBER).startingSequenceNumber(s)
     }

@@ -13,14 +13,19 @@ import java.util.Arrays
   *
   * Equality and hashing compare `bytes` by content.
   */
-private[sparkkinesis] final case class Aggregate(partitionKey: String, explicitHashKey: Option[String], bytes: Array[Byte], count: Int) {
+private[sparkkinesis] final case class Aggregate(
+    partitionKey: String,
+    explicitHashKey: Option[String],
+    bytes: Array[Byte],
+    count: Int) {
+
   /** The size Kinesis counts against its per-record limit: partition key UTF-8 bytes plus data bytes. */
   def sizeBytes: Long = Kpl.utf8Length(partitionKey).toLong + bytes.length
 
   override def equals(other: Any): Boolean = other match {
     case o: Aggregate =>
       partitionKey == o.partitionKey && explicitHashKey == o.explicitHashKey && count == o.count &&
-        Arrays.equals(bytes, o.bytes)
+      Arrays.equals(bytes, o.bytes)
     case _ => false
   }
   override def hashCode: Int = (partitionKey, explicitHashKey, Arrays.hashCode(bytes), count).##

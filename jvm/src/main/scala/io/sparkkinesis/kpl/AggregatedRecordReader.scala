@@ -25,8 +25,12 @@ private[kpl] object AggregatedRecordReader {
     recordSlices.iterator.map { case (off, len) => record(buf, off, off + len, pks, ehks) }.toIndexedSeq
   }
 
-  private def record(buf: Array[Byte], from: Int, until: Int,
-                     partitionKeys: IndexedSeq[String], hashKeys: IndexedSeq[String]): UserRecord = {
+  private def record(
+      buf: Array[Byte],
+      from: Int,
+      until: Int,
+      partitionKeys: IndexedSeq[String],
+      hashKeys: IndexedSeq[String]): UserRecord = {
     var pkIndex = -1
     var ehkIndex = -1
     var data: Array[Byte] = null

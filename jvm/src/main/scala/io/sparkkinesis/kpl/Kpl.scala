@@ -31,6 +31,7 @@ import scala.util.control.NoStackTrace
   * singular field the last one wins, as protobuf specifies.
   */
 private[sparkkinesis] object Kpl {
+
   /** The 4 bytes every aggregated record starts with. A copy: arrays are mutable. */
   def magic: Array[Byte] = Magic.clone()
 

@@ -38,6 +38,7 @@ private[sparkkinesis] final class KplAggregator(maxAggregateBytes: Long) {
   private var outerPartitionKey: String = _
   private var outerHashKey: Option[String] = None
   private var count = 0
+
   /** A record too big for the framing, waiting to be emitted on its own. */
   private var pendingPlain: Option[Aggregate] = None
 
@@ -142,12 +143,11 @@ private[sparkkinesis] final class KplAggregator(maxAggregateBytes: Long) {
   }
 
   /** The index of `key` in its table, adding it (and its encoded entry) when new. */
-  private def tableIndex(key: String, index: mutable.Map[String, Int], table: ByteArrayOutputStream,
-                         field: Int): Int =
+  private def tableIndex(key: String, index: mutable.Map[String, Int], table: ByteArrayOutputStream, field: Int): Int =
     index.getOrElseUpdate(key, {
-      WireWriter.bytesField(table, field, key.getBytes(UTF_8))
-      index.size
-    })
+        WireWriter.bytesField(table, field, key.getBytes(UTF_8))
+        index.size
+      })
 
   private def serialize(): Array[Byte] = {
     val out = new ByteArrayOutputStream(Kpl.FramingBytes + bodySize.toInt)

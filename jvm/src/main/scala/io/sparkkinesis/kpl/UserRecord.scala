@@ -7,7 +7,10 @@ import java.util.Arrays
   * `data` is an array, so equality and hashing are defined here by content (partition key, explicit hash
   * key and the bytes of `data`), not by array reference as a plain case class would do.
   */
-private[sparkkinesis] final case class UserRecord(partitionKey: String, explicitHashKey: Option[String], data: Array[Byte]) {
+private[sparkkinesis] final case class UserRecord(
+    partitionKey: String,
+    explicitHashKey: Option[String],
+    data: Array[Byte]) {
   override def equals(other: Any): Boolean = other match {
     case o: UserRecord =>
       partitionKey == o.partitionKey && explicitHashKey == o.explicitHashKey && Arrays.equals(data, o.data)

@@ -9,5 +9,6 @@ import org.apache.spark.sql.connector.read.streaming.Offset
 private[sparkkinesis] final case class KinesisSourceOffset(shards: Map[ShardKey, ShardPosition]) extends Offset {
   override def json(): String = OffsetJson.write(this)
 
-  def updated(key: ShardKey, position: ShardPosition): KinesisSourceOffset = copy(shards = shards.updated(key, position))
+  def updated(key: ShardKey, position: ShardPosition): KinesisSourceOffset =
+    copy(shards = shards.updated(key, position))
 }

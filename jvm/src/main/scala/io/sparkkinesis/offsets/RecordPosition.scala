@@ -1,7 +1,10 @@
 package io.sparkkinesis.offsets
 
 /** A user record's place in a shard: its Kinesis sequence number and, inside a KPL aggregate, its index. */
-private[sparkkinesis] final case class RecordPosition(sequenceNumber: String, subSequence: Long, lastInAggregate: Boolean) {
+private[sparkkinesis] final case class RecordPosition(
+    sequenceNumber: String,
+    subSequence: Long,
+    lastInAggregate: Boolean) {
   lazy val sequence: BigInt = BigInt(sequenceNumber)
 
   /** Whether this record comes strictly after `other` in the shard. */

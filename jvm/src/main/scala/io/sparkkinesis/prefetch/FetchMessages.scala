@@ -5,7 +5,12 @@ import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 
 /** What the driver asks of one shard in a prefetch round: data after `from`, and a cut within the budget. */
-private[sparkkinesis] final case class ShardFetchRequest(key: ShardKey, stream: StreamRef, from: ShardPosition, maxRecords: Long, maxBytes: Long)
+private[sparkkinesis] final case class ShardFetchRequest(
+    key: ShardKey,
+    stream: StreamRef,
+    from: ShardPosition,
+    maxRecords: Long,
+    maxBytes: Long)
 
 /** One prefetch task: a group of shards, read on the executor that holds their buffers (`location`). */
 private[sparkkinesis] final case class FetchTaskSpec(

@@ -9,7 +9,8 @@ private[prefetch] final case class FetchPartition(index: Int, spec: FetchTaskSpe
  * The job a prefetch round runs: one task per group of shards, placed on the executor that holds their buffers.
  * It returns reports only; the records stay in the executors' buffers for the batch tasks.
  */
-private[sparkkinesis] final class FetchRDD(sc: SparkContext, specs: Seq[FetchTaskSpec]) extends RDD[ShardReport](sc, Nil) {
+private[sparkkinesis] final class FetchRDD(sc: SparkContext, specs: Seq[FetchTaskSpec])
+  extends RDD[ShardReport](sc, Nil) {
   override protected def getPartitions: Array[Partition] =
     specs.zipWithIndex.map { case (s, i) => FetchPartition(i, s): Partition }.toArray
 

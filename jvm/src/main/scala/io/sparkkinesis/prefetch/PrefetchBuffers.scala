@@ -15,7 +15,12 @@ private[sparkkinesis] object PrefetchBuffers {
 
   def get(sourceId: String, key: ShardKey): Option[ShardBuffer] = Option(buffers.get((sourceId, key)))
 
-  def getOrCreate(sourceId: String, key: ShardKey, stream: StreamRef, conn: AwsConnection, fetch: FetchSettings): ShardBuffer = {
+  def getOrCreate(
+      sourceId: String,
+      key: ShardKey,
+      stream: StreamRef,
+      conn: AwsConnection,
+      fetch: FetchSettings): ShardBuffer = {
     evictIdle()
     buffers.computeIfAbsent((sourceId, key), _ => new ShardBuffer(key, stream, conn, fetch))
   }
@@ -24,7 +29,9 @@ private[sparkkinesis] object PrefetchBuffers {
   def totalBytes: Long = buffers.values().asScala.map(_.bytes).sum
 
   def dropSource(sourceId: String): Unit =
-    buffers.entrySet().removeIf { e => val drop = e.getKey._1 == sourceId; if (drop) e.getValue.closed = true; drop }
+    buffers.entrySet().removeIf { e =>
+      val drop = e.getKey._1 == sourceId; if (drop) e.getValue.closed = true; drop
+    }
 
   private def evictIdle(): Unit = {
     val now = System.currentTimeMillis()

@@ -21,14 +21,15 @@ private[sparkkinesis] object ReadAhead extends Logging {
   private val MaxPages = 5
   private val IdleMillis = 15000L
 
-  private lazy val pool: ScheduledExecutorService = Executors.newScheduledThreadPool(2, new ThreadFactory {
-    private val count = new AtomicInteger()
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, s"kinesis-read-ahead-${count.incrementAndGet()}")
-      t.setDaemon(true)
-      t
-    }
-  })
+  private lazy val pool: ScheduledExecutorService = Executors.newScheduledThreadPool(2,
+    new ThreadFactory {
+      private val count = new AtomicInteger()
+      override def newThread(r: Runnable): Thread = {
+        val t = new Thread(r, s"kinesis-read-ahead-${count.incrementAndGet()}")
+        t.setDaemon(true)
+        t
+      }
+    })
 
   /** Starts reading ahead on `buffer` unless a loop already runs for it. */
   def start(buffer: ShardBuffer, maxRecordsPerCall: Int): Unit =

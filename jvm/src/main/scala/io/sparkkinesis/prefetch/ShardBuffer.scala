@@ -11,8 +11,11 @@ import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
  * fetcher (with its live shard iterator) that continues after the last of them. Prefetch tasks fill it and cut
  * batch ends from it; batch tasks copy their ranges out of it. All access is synchronized on the buffer.
  */
-private[sparkkinesis] final class ShardBuffer(key: ShardKey, stream: StreamRef, connection: AwsConnection,
-                                               fetch: FetchSettings) {
+private[sparkkinesis] final class ShardBuffer(
+    key: ShardKey,
+    stream: StreamRef,
+    connection: AwsConnection,
+    fetch: FetchSettings) {
   private var base: ShardPosition = _
   private val records = mutable.ArrayDeque.empty[BufferedRecord]
   private var fetcher: ShardFetcher = _
@@ -24,10 +27,13 @@ private[sparkkinesis] final class ShardBuffer(key: ShardKey, stream: StreamRef, 
   private var behind: Option[Long] = None
   private var caughtUp = false
   @volatile var lastUsed: Long = System.currentTimeMillis()
+
   /** Set when the registry drops the buffer (query stopped, or unused): read-ahead ends. */
   @volatile var closed = false
+
   /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
   private var dataLoss = 0L
+
   /** Whether a background read-ahead loop runs for this buffer (at most one does). */
   private var readingAhead = false
 
@@ -89,7 +95,8 @@ private[sparkkinesis] final class ShardBuffer(key: ShardKey, stream: StreamRef, 
     val full = page.records.size >= fetch.maxRecordsPerCall
     caughtUp = page.millisBehindLatest == 0 && !full
     val rateWait = if (fetch.maxBytesPerSecond > 0) pageBytes * 1000 / fetch.maxBytesPerSecond else 0L
-    val pause = if (page.records.isEmpty && page.millisBehindLatest == 0) fetch.idlePeriodMillis else fetch.minPeriodMillis
+    val pause =
+      if (page.records.isEmpty && page.millisBehindLatest == 0) fetch.idlePeriodMillis else fetch.minPeriodMillis
     nextDue = now + math.max(pause, rateWait)
     full && !page.shardEnded
   }
@@ -106,8 +113,9 @@ private[sparkkinesis] final class ShardBuffer(key: ShardKey, stream: StreamRef, 
    * stop (the loop is then released).
    */
   def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = synchronized {
-    val worth = !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
-      now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes
+    val worth =
+      !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
+        now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes
     if (!worth) { readingAhead = false; None }
     else {
       if (now >= nextDue) fill(now)

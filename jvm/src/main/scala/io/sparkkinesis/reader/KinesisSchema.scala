@@ -13,11 +13,11 @@ private[sparkkinesis] object KinesisSchema {
   val ApproximateArrivalTimestamp = "approximateArrivalTimestamp"
 
   val schema: StructType = StructType(Seq(
-    StructField(Data, BinaryType, nullable = false),
-    StructField(StreamName, StringType, nullable = false),
-    StructField(ShardId, StringType, nullable = false),
-    StructField(PartitionKey, StringType, nullable = false),
-    StructField(SequenceNumber, StringType, nullable = false),
-    StructField(SubSequenceNumber, LongType, nullable = false),
-    StructField(ApproximateArrivalTimestamp, TimestampType, nullable = false)))
+      StructField(Data, BinaryType, nullable = false),
+      StructField(StreamName, StringType, nullable = false),
+      StructField(ShardId, StringType, nullable = false),
+      StructField(PartitionKey, StringType, nullable = false),
+      StructField(SequenceNumber, StringType, nullable = false),
+      StructField(SubSequenceNumber, LongType, nullable = false),
+      StructField(ApproximateArrivalTimestamp, TimestampType, nullable = false)))
 }

@@ -14,9 +14,13 @@ private[sparkkinesis] final class RecordConverter(streamName: String, shardId: S
   def toRow(r: BufferedRecord): InternalRow =
     toRow(r.data, r.partitionKey, r.position.sequenceNumber, r.position.subSequence, r.arrivalMillis)
 
-  def toRow(data: Array[Byte], partitionKey: String, sequenceNumber: String, subSequence: Long,
-            arrivalMillis: Long): InternalRow =
+  def toRow(
+      data: Array[Byte],
+      partitionKey: String,
+      sequenceNumber: String,
+      subSequence: Long,
+      arrivalMillis: Long): InternalRow =
     new GenericInternalRow(Array[Any](
-      data, stream, shard, UTF8String.fromString(partitionKey), UTF8String.fromString(sequenceNumber),
-      subSequence, arrivalMillis * 1000L))
+        data, stream, shard, UTF8String.fromString(partitionKey), UTF8String.fromString(sequenceNumber),
+        subSequence, arrivalMillis * 1000L))
 }

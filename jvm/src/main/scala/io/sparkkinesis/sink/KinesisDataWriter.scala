@@ -16,15 +16,20 @@ private[sparkkinesis] final case class KinesisWriterCommitMessage(counts: SinkCo
  * aggregate), checks it against the record size limit, and hands it to the [[PutRecordsSender]].
  * `commit` returns only when every record of the task landed, so a committed task never loses records.
  */
-private[sparkkinesis] final class KinesisDataWriter(options: SinkOptions, schema: SinkSchema, partitionId: Int, taskId: Long)
+private[sparkkinesis] final class KinesisDataWriter(
+    options: SinkOptions,
+    schema: SinkSchema,
+    partitionId: Int,
+    taskId: Long)
   extends DataWriter[InternalRow] {
 
   private val counters = new SinkCounters
   private val client = options.clientFactory.client(options.connection,
     options.maxInFlightRequests * Runtime.getRuntime.availableProcessors())
   private val streams = new SinkStreams(options.stream, options.connection.region)
-  private val sender = new PutRecordsSender(client, streams, SenderSettings(options.limits,
-    options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters)
+  private val sender = new PutRecordsSender(client, streams,
+    SenderSettings(options.limits,
+      options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters)
   private val packer = options.aggregationMaxBytes.map(max =>
     new KplRecordPacker(client, streams, max, options.limits.maxRequestBytes))
   private var rowIndex = 0L

@@ -8,7 +8,10 @@ import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactor
  * after a failure or restart writes its records again (at-least-once, docs/sink.md). A committed epoch's
  * counters go to the query's progress through `progress`.
  */
-private[sparkkinesis] final class KinesisStreamingWrite(options: SinkOptions, schema: SinkSchema, progress: StreamingSinkProgress)
+private[sparkkinesis] final class KinesisStreamingWrite(
+    options: SinkOptions,
+    schema: SinkSchema,
+    progress: StreamingSinkProgress)
   extends StreamingWrite {
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     new KinesisDataWriterFactory(options, schema)

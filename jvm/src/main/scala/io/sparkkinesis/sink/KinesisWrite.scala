@@ -5,7 +5,10 @@ import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 
 /** A checked write to Kinesis, as a batch job or a streaming query; declares the sink's metrics. */
-private[sparkkinesis] final class KinesisWrite(options: SinkOptions, schema: SinkSchema, progress: StreamingSinkProgress) extends Write {
+private[sparkkinesis] final class KinesisWrite(
+    options: SinkOptions,
+    schema: SinkSchema,
+    progress: StreamingSinkProgress) extends Write {
 
   override def description(): String =
     s"KinesisWrite(stream=${options.stream.getOrElse("(per row)")}, region=${options.connection.region}, " +

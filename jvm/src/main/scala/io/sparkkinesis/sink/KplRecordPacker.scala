@@ -24,11 +24,16 @@ private[sink] final class KplRecordPacker(
   private val open = mutable.LinkedHashMap.empty[(Int, String), (KplAggregator, Array[String])]
 
   /** Adds one row's record; returns the aggregates it completed. */
-  def add(stream: Int, partitionKey: String, explicitHashKey: String, data: Array[Byte], position: String): Seq[PutEntry] = {
+  def add(
+      stream: Int,
+      partitionKey: String,
+      explicitHashKey: String,
+      data: Array[Byte],
+      position: String): Seq[PutEntry] = {
     val map = shardMaps.getOrElseUpdate(stream, ShardMap.load(client, streams(stream)))
     val shard = map.shardOf(ShardMap.hashKey(partitionKey, explicitHashKey))
-    val (aggregator, first) = open.getOrElseUpdate((stream, shard),
-      (new KplAggregator(maxAggregateBytes), Array[String](null)))
+    val (aggregator, first) =
+      open.getOrElseUpdate((stream, shard), (new KplAggregator(maxAggregateBytes), Array[String](null)))
     val done = aggregator.add(UserRecord(partitionKey, Option(explicitHashKey), data))
     val out = done.map(entry(stream, shard, _, first(0))).toSeq
     if (aggregator.pendingRecords == 1 || done.isDefined) first(0) = position

@@ -38,8 +38,8 @@ private[sink] trait PendingEntries {
 
 /** Retries waiting for their time, earliest first. */
 private[sink] final class RetryTimer[T] {
-  private val queue = mutable.PriorityQueue.empty[(Long, Long, T)](Ordering.by[(Long, Long, T), (Long, Long)](
-    e => (-e._1, -e._2)))
+  private val queue =
+    mutable.PriorityQueue.empty[(Long, Long, T)](Ordering.by[(Long, Long, T), (Long, Long)](e => (-e._1, -e._2)))
   private var seq = 0L
 
   def schedule(dueNanos: Long, item: T): Unit = { queue.enqueue((dueNanos, seq, item)); seq += 1 }

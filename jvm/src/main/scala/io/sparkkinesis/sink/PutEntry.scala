@@ -28,6 +28,7 @@ private[sparkkinesis] final class PutEntry(
 }
 
 private[sparkkinesis] object PutEntry {
+
   /** An entry for one row. */
   def apply(stream: Int, partitionKey: String, explicitHashKey: String, data: Array[Byte], position: String): PutEntry =
     new PutEntry(stream, partitionKey, explicitHashKey, data, SinkSchema.recordBytes(partitionKey, data),

@@ -161,8 +161,9 @@ private[sparkkinesis] final class PutRecordsSender(
     } else {
       val results = c.response.records().asScala
       if (results.size != c.batch.size) {
-        fail(KinesisErrors.serviceError("PutRecords", ref.toString, new IllegalStateException(
-          s"the response has ${results.size} results for ${c.batch.size} records")))
+        fail(KinesisErrors.serviceError("PutRecords", ref.toString,
+            new IllegalStateException(
+              s"the response has ${results.size} results for ${c.batch.size} records")))
         return
       }
       var throttled = false
@@ -191,7 +192,7 @@ private[sparkkinesis] final class PutRecordsSender(
     if (e.failures == 1) e.firstFailureNanos = now
     if (settings.retry.exhausted(e.failures, now - e.firstFailureNanos)) {
       fail(KinesisErrors.putRetriesExhausted(e.position, streams(e.stream).toString, e.failures,
-        errorCodes.map { case (k, n) => s"$k ($n)" }, lastCallError))
+          errorCodes.map { case (k, n) => s"$k ($n)" }, lastCallError))
     } else {
       counters.retriedRecords += 1
       e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.retry.delayMillis(e.failures))

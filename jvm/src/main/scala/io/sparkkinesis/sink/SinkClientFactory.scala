@@ -12,6 +12,7 @@ private[sparkkinesis] trait SinkClientFactory extends Serializable {
 }
 
 private[sparkkinesis] object SinkClientFactory {
+
   /** The cached client of [[KinesisClients]], shared by every writer of the executor with the same connection. */
   case object Shared extends SinkClientFactory {
     override def client(connection: AwsConnection, maxConcurrency: Int): KinesisAsyncClient =

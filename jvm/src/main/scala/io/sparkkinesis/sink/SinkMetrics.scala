@@ -19,8 +19,13 @@ private[sparkkinesis] final class SinkCounters {
 }
 
 /** The sink's counters as a value: what a task sends to the driver when it commits, and their sums. */
-private[sparkkinesis] final case class SinkCounts(recordsWritten: Long = 0L, bytesWritten: Long = 0L, putRecordsCalls: Long = 0L,
-    retriedRecords: Long = 0L, throttledRecords: Long = 0L, droppedRecords: Long = 0L) {
+private[sparkkinesis] final case class SinkCounts(
+    recordsWritten: Long = 0L,
+    bytesWritten: Long = 0L,
+    putRecordsCalls: Long = 0L,
+    retriedRecords: Long = 0L,
+    throttledRecords: Long = 0L,
+    droppedRecords: Long = 0L) {
 
   def +(o: SinkCounts): SinkCounts = SinkCounts(recordsWritten + o.recordsWritten, bytesWritten + o.bytesWritten,
     putRecordsCalls + o.putRecordsCalls, retriedRecords + o.retriedRecords, throttledRecords + o.throttledRecords,
@@ -65,18 +70,23 @@ private[sparkkinesis] abstract class SinkSumMetric(metricName: String, text: Str
 }
 
 /** Input rows that reached Kinesis (a KPL aggregate counts the rows it carries). */
-private[sparkkinesis] final class RecordsWrittenMetric extends SinkSumMetric(SinkMetrics.RecordsWritten, "Kinesis records written")
+private[sparkkinesis] final class RecordsWrittenMetric
+  extends SinkSumMetric(SinkMetrics.RecordsWritten, "Kinesis records written")
 
 /** Bytes acknowledged by Kinesis, partition keys included, as the service counts them. */
-private[sparkkinesis] final class BytesWrittenMetric extends SinkSumMetric(SinkMetrics.BytesWritten, "Kinesis bytes written")
+private[sparkkinesis] final class BytesWrittenMetric
+  extends SinkSumMetric(SinkMetrics.BytesWritten, "Kinesis bytes written")
 
-private[sparkkinesis] final class PutRecordsCallsMetric extends SinkSumMetric(SinkMetrics.PutRecordsCalls, "Kinesis PutRecords calls")
+private[sparkkinesis] final class PutRecordsCallsMetric
+  extends SinkSumMetric(SinkMetrics.PutRecordsCalls, "Kinesis PutRecords calls")
 
 /** Record sends that failed and were scheduled again (one record retried twice counts 2). */
-private[sparkkinesis] final class RetriedRecordsMetric extends SinkSumMetric(SinkMetrics.RetriedRecords, "Kinesis records retried")
+private[sparkkinesis] final class RetriedRecordsMetric
+  extends SinkSumMetric(SinkMetrics.RetriedRecords, "Kinesis records retried")
 
 /** Failed record sends whose cause was throttling (ProvisionedThroughputExceeded, a throttled call). */
-private[sparkkinesis] final class ThrottledRecordsMetric extends SinkSumMetric(SinkMetrics.ThrottledRecords, "Kinesis records throttled")
+private[sparkkinesis] final class ThrottledRecordsMetric
+  extends SinkSumMetric(SinkMetrics.ThrottledRecords, "Kinesis records throttled")
 
 /** Rows not written because they were over `maxRecordSize` with `oversizeRecordAction=drop`. */
 private[sparkkinesis] final class DroppedRecordsMetric

@@ -7,7 +7,6 @@ import io.sparkkinesis.errors.KinesisErrors
 /** Service limits a writer keeps to, configurable for streams with larger record limits. */
 private[sparkkinesis] final case class PutLimits(maxRecordsPerRequest: Int, maxRequestBytes: Long, maxRecordBytes: Long)
 
-
 /** The sink's options, validated and typed on the driver when the write is defined. */
 private[sparkkinesis] final case class SinkOptions(
     stream: Option[StreamRef],

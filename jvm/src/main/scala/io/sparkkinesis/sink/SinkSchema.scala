@@ -62,8 +62,9 @@ private[sparkkinesis] object SinkSchema {
   /** Resolves the columns, failing with the expected schema when a column is unknown, missing or mistyped. */
   def of(schema: StructType, partitionKeyColumn: Option[String]): SinkSchema = {
     val names = schema.fieldNames.toSeq
-    val expected = partitionKeyColumn.fold(Expected)(c => s"$Expected, and '$c' (named by option " +
-      "'partitionKeyColumn': string or integer)")
+    val expected = partitionKeyColumn.fold(Expected)(c =>
+      s"$Expected, and '$c' (named by option " +
+        "'partitionKeyColumn': string or integer)")
     def fail(problem: String, fix: String) = KinesisErrors.invalidSinkSchema(problem, s"$expected. $fix")
 
     names.groupBy(identity).collectFirst { case (n, all) if all.size > 1 => n }.foreach { n =>
@@ -93,12 +94,13 @@ private[sparkkinesis] object SinkSchema {
       case BinaryType => false
       case StringType => true
       case other => throw fail(s"Column 'data' has type ${other.simpleString}.",
-        "Cast it, e.g. to_json(...) or CAST(... AS STRING).")
+          "Cast it, e.g. to_json(...) or CAST(... AS STRING).")
     }
     val keyColumn = partitionKeyColumn.getOrElse(PartitionKey)
     val pk = indexOf(keyColumn)
     if (partitionKeyColumn.isDefined && pk < 0)
-      throw fail(s"Column '$keyColumn' named by option 'partitionKeyColumn' is missing.", "Fix the option or add the column.")
+      throw fail(s"Column '$keyColumn' named by option 'partitionKeyColumn' is missing.",
+        "Fix the option or add the column.")
     val keyTypes = if (partitionKeyColumn.isDefined) KeyTypes else Set[DataType](StringType)
     if (pk >= 0 && !keyTypes.contains(typeOf(pk)))
       throw fail(s"Column '$keyColumn' (the partition key) has type ${typeOf(pk).simpleString}.",

@@ -25,19 +25,21 @@ private[sink] final class SinkStreams(default: Option[StreamRef], region: String
           "Give every row a stream, or set the 'streamName' option as the fallback.")
       defaultIndex
     } else byText.getOrElse(columnValue, {
-      val ref =
-        try StreamRef.parse(columnValue)
-        catch { case e: KinesisOptionException =>
-          throw KinesisErrors.invalidSinkRow(position, s"has an invalid streamName: ${e.getMessage}", "Fix the value.")
+        val ref =
+          try StreamRef.parse(columnValue)
+          catch {
+            case e: KinesisOptionException =>
+              throw KinesisErrors.invalidSinkRow(position, s"has an invalid streamName: ${e.getMessage}",
+                "Fix the value.")
+          }
+        ref.arnRegion.filter(_ != region).foreach(r => throw KinesisErrors.streamInOtherRegion(ref.toString, r, region))
+        val i = refs.indexWhere(_ == ref) match {
+          case -1 => register(ref)
+          case known => known
         }
-      ref.arnRegion.filter(_ != region).foreach(r => throw KinesisErrors.streamInOtherRegion(ref.toString, r, region))
-      val i = refs.indexWhere(_ == ref) match {
-        case -1 => register(ref)
-        case known => known
-      }
-      byText(columnValue) = i
-      i
-    })
+        byText(columnValue) = i
+        i
+      })
 
   private def register(ref: StreamRef): Int = { refs += ref; refs.size - 1 }
 }

@@ -11,12 +11,14 @@ import io.sparkkinesis.reader.{BatchShard, KinesisBatchInputPartition, KinesisBa
  * Each shard is read from `start` (or its `initialShardPositions` entry) up to the records that had arrived when
  * the query was planned (`asOfMillis`).
  */
-private[sparkkinesis] final class KinesisBatch(options: SourceOptions, start: StartPosition, asOfMillis: Long) extends Batch {
+private[sparkkinesis] final class KinesisBatch(options: SourceOptions, start: StartPosition, asOfMillis: Long)
+  extends Batch {
 
   override def planInputPartitions(): Array[InputPartition] = {
     val client = KinesisClients.sync(options.connection)
     val listed = options.streams.flatMap { stream =>
-      ShardListing.list(stream)(client.listShards).sortBy(_.shardId).map(s => stream -> ShardKey(stream.name, s.shardId))
+      ShardListing.list(stream)(client.listShards).sortBy(_.shardId).map(s =>
+        stream -> ShardKey(stream.name, s.shardId))
     }
     options.shardStarts.checkKnown(listed.map(_._2).toSet)
     val shards = listed.map { case (stream, key) =>

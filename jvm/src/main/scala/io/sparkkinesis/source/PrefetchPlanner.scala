@@ -11,6 +11,7 @@ import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
 private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: SourceOptions) {
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private var reports = Map.empty[ShardKey, ShardReport]
+
   /** Rounds planned so far; rotates which shards get the remainder of a budget. */
   private var rounds = 0L
   private var cutoff: Option[AvailableNowCutoff] = None
@@ -44,8 +45,11 @@ private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: Sou
   }
 
   /** The tasks of a round over `due`, reading after `from`, with the trigger's budgets shared among the shards. */
-  def plan(from: KinesisSourceOffset, due: Seq[ShardKey], maxRecords: Option[Long],
-           maxBytes: Option[Long]): Seq[FetchTaskSpec] = {
+  def plan(
+      from: KinesisSourceOffset,
+      due: Seq[ShardKey],
+      maxRecords: Option[Long],
+      maxBytes: Option[Long]): Seq[FetchTaskSpec] = {
     val recordBudgets = TriggerBudget.split(maxRecords, due.size, rounds)
     val byteBudgets = TriggerBudget.split(maxBytes, due.size, rounds)
     rounds += 1

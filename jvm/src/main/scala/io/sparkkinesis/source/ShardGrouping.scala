@@ -11,8 +11,8 @@ package io.sparkkinesis.source
  */
 private[sparkkinesis] object ShardGrouping {
 
-  def group[K](shards: Seq[K], shardsPerTask: Int, location: K => Option[String], load: K => Long)
-              (implicit ordering: Ordering[K]): Seq[Seq[K]] = {
+  def group[K](shards: Seq[K], shardsPerTask: Int, location: K => Option[String], load: K => Long)(implicit
+      ordering: Ordering[K]): Seq[Seq[K]] = {
     require(shardsPerTask >= 1, "shardsPerTask must be at least 1")
     shards.groupBy(location).toSeq.sortBy(_._1.getOrElse("")).flatMap { case (_, here) =>
       val tasks = Array.fill((here.size + shardsPerTask - 1) / shardsPerTask)(Vector.empty[K])

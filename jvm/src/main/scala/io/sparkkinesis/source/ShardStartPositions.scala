@@ -33,7 +33,8 @@ private[sparkkinesis] final case class ShardStartPositions(byShard: Map[ShardKey
 private[sparkkinesis] object ShardStartPositions {
   val OptionName = "initialShardPositions"
   val Empty: ShardStartPositions = ShardStartPositions(Map.empty)
-  val Example: String = """{"orders":{"shardId-000000000000":"49590338271490256608559692538361571095921575989136588898"}}"""
+  val Example: String =
+    """{"orders":{"shardId-000000000000":"49590338271490256608559692538361571095921575989136588898"}}"""
 
   private val mapper = new ObjectMapper()
   private val SequenceNumber = "[0-9]{1,128}".r
@@ -41,7 +42,9 @@ private[sparkkinesis] object ShardStartPositions {
   def parse(json: String, streams: Set[String]): ShardStartPositions = {
     def bad(why: String) = KinesisErrors.invalidOptionValue(OptionName, json.take(300),
       s"a JSON object of stream names to objects of shard ids to sequence numbers ($why), for example $Example")
-    val root: JsonNode = try mapper.readTree(json) catch { case NonFatal(_) => null }
+    val root: JsonNode =
+      try mapper.readTree(json)
+      catch { case NonFatal(_) => null }
     if (root == null || !root.isObject) throw bad("it is not a JSON object")
     val entries = root.fields().asScala.toSeq.flatMap { stream =>
       if (!streams.contains(stream.getKey))
@@ -57,7 +60,7 @@ private[sparkkinesis] object ShardStartPositions {
           case _ => None
         }
         key -> position.getOrElse(throw bad(s"the position of ${shard.getKey} is neither a sequence number " +
-          "(a string of digits) nor {\"at\": sequence number}"))
+            "(a string of digits) nor {\"at\": sequence number}"))
       }
     }
     ShardStartPositions(entries.toMap)

@@ -19,8 +19,11 @@ import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, St
  * It also says which shards may be read now: a child only once each parent it has in the offset has been read to
  * its end in an offset already in Spark's offset log, so per partition key order holds across splits and merges.
  */
-private[sparkkinesis] final class ShardTracker(client: KinesisClient, streams: Seq[StreamRef], intervalMillis: Long,
-                         failOnDataLoss: Boolean = true) extends Logging {
+private[sparkkinesis] final class ShardTracker(
+    client: KinesisClient,
+    streams: Seq[StreamRef],
+    intervalMillis: Long,
+    failOnDataLoss: Boolean = true) extends Logging {
   private var lastListing = 0L
   private var parents = Map.empty[ShardKey, Seq[ShardKey]]
 
@@ -58,7 +61,8 @@ private[sparkkinesis] final class ShardTracker(client: KinesisClient, streams: S
   /** Shards of `offset` that may be read now (not ended, and every known parent ended in `offset`). */
   def readable(offset: KinesisSourceOffset): Seq[ShardKey] =
     offset.shards.toSeq.collect {
-      case (k, p) if p != ShardPosition.Ended &&
-        parents.getOrElse(k, Nil).forall(parent => offset.shards.get(parent).forall(_ == ShardPosition.Ended)) => k
+      case (k, p)
+          if p != ShardPosition.Ended &&
+            parents.getOrElse(k, Nil).forall(parent => offset.shards.get(parent).forall(_ == ShardPosition.Ended)) => k
     }.sorted
 }

@@ -35,13 +35,15 @@ class SignerLogGuardSuite extends AnyFunSuite {
       val request = SdkHttpRequest.builder().method(SdkHttpMethod.POST)
         .uri(URI.create("https://kinesis.us-east-1.amazonaws.com/"))
         .putHeader("X-Amz-Target", "Kinesis_20131202.ListStreams").build()
-      AwsV4HttpSigner.create().sign { (r: software.amazon.awssdk.http.auth.spi.signer.SignRequest.Builder[
+      AwsV4HttpSigner.create().sign {
+        (r: software.amazon.awssdk.http.auth.spi.signer.SignRequest.Builder[
           software.amazon.awssdk.identity.spi.AwsCredentialsIdentity]) =>
-        r.request(request).payload(ContentStreamProvider.fromUtf8String("{}"))
-          .identity(AwsSessionCredentials.create("AKIDEXAMPLE", "secret-key", token))
-          .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4FamilyHttpSigner.SERVICE_SIGNING_NAME, "kinesis")
-          .putProperty(AwsV4HttpSigner.REGION_NAME, "us-east-1")
-        ()
+          r.request(request).payload(ContentStreamProvider.fromUtf8String("{}"))
+            .identity(AwsSessionCredentials.create("AKIDEXAMPLE", "secret-key", token))
+            .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4FamilyHttpSigner.SERVICE_SIGNING_NAME,
+              "kinesis")
+            .putProperty(AwsV4HttpSigner.REGION_NAME, "us-east-1")
+          ()
       }
       capture.messages.asScala.toSeq
     } finally {
@@ -57,7 +59,7 @@ class SignerLogGuardSuite extends AnyFunSuite {
     assert(unguarded.exists(_.contains(token)), s"the signer logged no token at DEBUG: $unguarded")
 
     KinesisClients.sync(AwsConnection("us-east-1", Some("http://127.0.0.1:1"),
-      CredentialsConfig.StaticKeys("AKIDEXAMPLE", "secret-key", None), cborEnabled = false))
+        CredentialsConfig.StaticKeys("AKIDEXAMPLE", "secret-key", None), cborEnabled = false))
     assert(SignerLogGuard.Loggers.forall(n => !LogManager.getLogger(n).isDebugEnabled))
     val guarded = signAndCapture()
     assert(!guarded.exists(_.contains(token)), guarded)

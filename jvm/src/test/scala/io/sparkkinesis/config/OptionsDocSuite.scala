@@ -14,7 +14,8 @@ class OptionsDocSuite extends AnyFunSuite {
 
   test("python/spark_kinesis/options.py is what the registry generates (run `make docs` after changing an option)") {
     val checkedIn = new String(Files.readAllBytes(Paths.get("python/spark_kinesis/options.py")), StandardCharsets.UTF_8)
-    assert(checkedIn == OptionsDoc.python, "python/spark_kinesis/options.py is stale: run `make docs` and commit the result")
+    assert(checkedIn == OptionsDoc.python,
+      "python/spark_kinesis/options.py is stale: run `make docs` and commit the result")
   }
 
   test("every option is documented with its name, default and since-version") {

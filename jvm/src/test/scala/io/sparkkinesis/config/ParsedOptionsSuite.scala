@@ -31,7 +31,7 @@ class ParsedOptionsSuite extends AnyFunSuite {
   test("a sink option on the source is refused, and the other way round") {
     assert(fails(Map("maxRetries" -> "3"))(identity).contains("Option 'maxRetries' applies to the Kinesis sink only"))
     assert(fails(Map("shardsPerTask" -> "3"), Scope.Sink)(identity)
-      .contains("Option 'shardsPerTask' applies to the Kinesis source only"))
+        .contains("Option 'shardsPerTask' applies to the Kinesis source only"))
   }
 
   test("options Spark itself passes are accepted") {
@@ -40,7 +40,8 @@ class ParsedOptionsSuite extends AnyFunSuite {
 
   test("malformed values name the option and the valid values") {
     val bounded = fails(Map("maxRecordsPerFetch" -> "20000"))(_.get(KinesisOptions.MaxRecordsPerFetch))
-    assert(bounded.contains("Option 'maxRecordsPerFetch' has the value '20000', but it must be a whole number from 1 to 10000"))
+    assert(bounded.contains(
+        "Option 'maxRecordsPerFetch' has the value '20000', but it must be a whole number from 1 to 10000"))
     val choice = fails(Map("initialPosition" -> "start"))(_.get(KinesisOptions.InitialPosition))
     assert(choice.contains("one of latest, trim_horizon, earliest, at_timestamp"))
     val bool = fails(Map("cborEnabled" -> "yes"))(_.get(KinesisOptions.CborEnabled))
@@ -54,17 +55,19 @@ class ParsedOptionsSuite extends AnyFunSuite {
   }
 
   test("durations, sizes and timestamps parse in their documented forms") {
-    val o = ParsedOptions(Map("minFetchPeriod" -> "2s", "maxRequestSize" -> "4m", "initialTimestamp" -> "2026-01-31T12:00:00Z"), Scope.Both)
+    val o = ParsedOptions(Map("minFetchPeriod" -> "2s", "maxRequestSize" -> "4m",
+        "initialTimestamp" -> "2026-01-31T12:00:00Z"), Scope.Both)
     assert(o.get(KinesisOptions.MinFetchPeriod).contains(Duration.ofSeconds(2)))
     assert(o.get(KinesisOptions.MaxRequestSize).contains(4L * 1024 * 1024))
     assert(o.get(KinesisOptions.InitialTimestamp).map(_.toEpochMilli).contains(1769860800000L))
     assert(ParsedOptions(Map("initialTimestamp" -> "1769860800000"), Scope.Source)
-      .get(KinesisOptions.InitialTimestamp).map(_.toEpochMilli).contains(1769860800000L))
+        .get(KinesisOptions.InitialTimestamp).map(_.toEpochMilli).contains(1769860800000L))
     assert(fails(Map("minFetchPeriod" -> "50ms"))(_.get(KinesisOptions.MinFetchPeriod)).contains("from 200ms"))
   }
 
   test("a missing required option says how to set it") {
     val message = fails(Map.empty)(_.required(KinesisOptions.StreamName, "orders"))
-    assert(message == "[KINESIS_MISSING_OPTION] Option 'streamName' is required. Example: .option(\"streamName\", \"orders\")")
+    assert(
+      message == "[KINESIS_MISSING_OPTION] Option 'streamName' is required. Example: .option(\"streamName\", \"orders\")")
   }
 }

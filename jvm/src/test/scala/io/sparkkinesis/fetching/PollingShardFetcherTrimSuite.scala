@@ -45,8 +45,9 @@ final class TrimmedShard(sequences: Seq[Long], @volatile var trimmedThrough: Lon
     val from = r.shardIterator().toLong
     val page = left.filter(_ >= from).take(Option(r.limit()).map(_.intValue).getOrElse(10000))
     val next = page.lastOption.map(_ + 1).getOrElse(from)
-    val records = page.map(s => Record.builder().sequenceNumber(s.toString).partitionKey("k")
-      .data(SdkBytes.fromUtf8String(s"r$s")).approximateArrivalTimestamp(java.time.Instant.EPOCH).build())
+    val records = page.map(s =>
+      Record.builder().sequenceNumber(s.toString).partitionKey("k")
+        .data(SdkBytes.fromUtf8String(s"r$s")).approximateArrivalTimestamp(java.time.Instant.EPOCH).build())
     val behind = if (left.exists(_ >= next)) 1000L else 0L
     GetRecordsResponse.builder().records(records.asJava).nextShardIterator(next.toString)
       .millisBehindLatest(behind).build()
@@ -87,7 +88,8 @@ class PollingShardFetcherTrimSuite extends AnyFunSuite {
     assert(f.dataLoss == 0)
   }
 
-  test("an iterator refused for another reason (the sequence number is not older than the trim horizon) is not taken for data loss") {
+  test(
+    "an iterator refused for another reason (the sequence number is not older than the trim horizon) is not taken for data loss") {
     val fake = new TrimmedShard((1L to 20L) :+ 666L :+ 700L, trimmedThrough = 10)
     val f = fetcher(fake, StartPosition.AfterSequence("666"), failOnDataLoss = false)
     val e = intercept[KinesisException](f.fetch())
@@ -96,7 +98,8 @@ class PollingShardFetcherTrimSuite extends AnyFunSuite {
     assert(f.dataLoss == 0)
   }
 
-  test("a shard trimmed empty: with failOnDataLoss=false reading starts at the trim horizon and finds the new records") {
+  test(
+    "a shard trimmed empty: with failOnDataLoss=false reading starts at the trim horizon and finds the new records") {
     val fake = new TrimmedShard(1L to 20L, trimmedThrough = 20)
     val f = fetcher(fake, StartPosition.AfterSequence("7"), failOnDataLoss = false)
     assert(f.fetch().records.isEmpty)

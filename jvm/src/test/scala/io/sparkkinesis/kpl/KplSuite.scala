@@ -45,7 +45,8 @@ class KplSuite extends AnyFunSuite {
 
   /** What a reader gets from one Kinesis record: its user records, or the record itself when not an aggregate. */
   private def read(a: Aggregate): IndexedSeq[UserRecord] =
-    Kpl.deaggregate(a.bytes, a.partitionKey).getOrElse(IndexedSeq(UserRecord(a.partitionKey, a.explicitHashKey, a.bytes)))
+    Kpl.deaggregate(a.bytes, a.partitionKey).getOrElse(IndexedSeq(UserRecord(a.partitionKey, a.explicitHashKey,
+          a.bytes)))
 
   private def plainSize(r: UserRecord): Long = r.partitionKey.getBytes(UTF_8).length.toLong + r.data.length
 
@@ -199,7 +200,8 @@ class KplSuite extends AnyFunSuite {
     val body = sfield(1, "k") ++ lfield(3, vfield(1, 0) ++ lfield(3, bytes("v")))
     val noMagic = Array[Byte](0, 0, 0, 0) ++ body ++ md5(body)
     assert(!Kpl.isAggregated(noMagic) && Kpl.deaggregate(noMagic, "k").isEmpty)
-    Seq(Array.emptyByteArray, bytes("hello"), bytes("{\"json\": true}"), Kpl.magic, Kpl.magic ++ md5(Array.emptyByteArray))
+    Seq(Array.emptyByteArray, bytes("hello"), bytes("{\"json\": true}"), Kpl.magic,
+      Kpl.magic ++ md5(Array.emptyByteArray))
       .foreach(b => assert(Kpl.deaggregate(b, "k").isEmpty))
     assert(Kpl.deaggregate(null, "k").isEmpty)
     assert(Kpl.deaggregate(frame(body), "k").contains(IndexedSeq(UserRecord("k", None, bytes("v")))))
@@ -216,7 +218,8 @@ class KplSuite extends AnyFunSuite {
   }
 
   test("every truncation and every extension of a valid aggregate gives None") {
-    val records = (0 until 20).map(i => UserRecord(s"k${i % 3}", if (i % 2 == 0) Some(i.toString) else None, bytes("v" * i)))
+    val records =
+      (0 until 20).map(i => UserRecord(s"k${i % 3}", if (i % 2 == 0) Some(i.toString) else None, bytes("v" * i)))
     val a = aggregateOne(records)
     (0 until a.bytes.length).foreach(n => assert(Kpl.deaggregate(a.bytes.take(n), "k").isEmpty, s"length $n"))
     assert(Kpl.deaggregate(a.bytes :+ 0.toByte, "k").isEmpty)
@@ -259,7 +262,7 @@ class KplSuite extends AnyFunSuite {
     val body = lfield(3, record1) ++ unknown ++ sfield(2, "h0") ++ sfield(1, "p0") ++ lfield(3, record2) ++
       sfield(2, "h1") ++ unknown ++ sfield(1, "p1")
     assert(Kpl.deaggregate(frame(body), "outer").contains(IndexedSeq(
-      UserRecord("p1", Some("h1"), bytes("one")), UserRecord("p0", None, bytes("two")))))
+          UserRecord("p1", Some("h1"), bytes("one")), UserRecord("p0", None, bytes("two")))))
   }
 
   test("structurally invalid bodies give None") {
@@ -267,7 +270,8 @@ class KplSuite extends AnyFunSuite {
     val cases = Map(
       "no records" -> sfield(1, "k"),
       "partition key index out of range" -> (sfield(1, "k") ++ lfield(3, vfield(1, 1) ++ lfield(3, bytes("v")))),
-      "hash key index without a table" -> (sfield(1, "k") ++ lfield(3, vfield(1, 0) ++ vfield(2, 0) ++ lfield(3, bytes("v")))),
+      "hash key index without a table" -> (sfield(1, "k") ++ lfield(3,
+        vfield(1, 0) ++ vfield(2, 0) ++ lfield(3, bytes("v")))),
       "huge index" -> (sfield(1, "k") ++ lfield(3, vfield(1, -1L) ++ lfield(3, bytes("v")))),
       "missing data" -> (sfield(1, "k") ++ lfield(3, vfield(1, 0))),
       "missing partition key index" -> (sfield(1, "k") ++ lfield(3, lfield(3, bytes("v")))),
@@ -276,7 +280,8 @@ class KplSuite extends AnyFunSuite {
       "stray end group" -> (sfield(1, "k") ++ ok ++ tag(5, 4)),
       "unclosed group" -> (sfield(1, "k") ++ ok ++ tag(5, 3) ++ vfield(1, 1)),
       "mismatched end group" -> (sfield(1, "k") ++ ok ++ tag(5, 3) ++ tag(6, 4)),
-      "deeply nested groups" -> (sfield(1, "k") ++ ok ++ (1 to 1000).flatMap(_ => tag(5, 3)) ++ (1 to 1000).flatMap(_ => tag(5, 4))),
+      "deeply nested groups" -> (sfield(1, "k") ++ ok ++ (1 to 1000).flatMap(_ => tag(5, 3)) ++ (1 to 1000).flatMap(_ =>
+        tag(5, 4))),
       "length past the end" -> (sfield(1, "k") ++ ok ++ tag(10, 2) ++ varint(5) ++ bytes("abc")),
       "truncated fixed64" -> (sfield(1, "k") ++ ok ++ tag(10, 1) ++ bytes("abc")),
       "eleven-byte varint" -> (sfield(1, "k") ++ ok ++ tag(10, 0) ++ Array.fill[Byte](10)(-1) ++ Array[Byte](1))
@@ -295,13 +300,15 @@ class KplSuite extends AnyFunSuite {
   private def resource(name: String): Array[Byte] = {
     val in = getClass.getResourceAsStream(s"/kpl/$name")
     assert(in != null, s"missing test resource kpl/$name: run tests/fixtures/make_kpl_fixtures.py")
-    try in.readAllBytes() finally in.close()
+    try in.readAllBytes()
+    finally in.close()
   }
 
   private def optText(n: JsonNode): Option[String] = if (n == null || n.isNull) None else Some(n.asText)
 
   fixtures.foreach { name =>
-    test(s"golden: $name from aws-kinesis-agg de-aggregates to what its generator put in, and we write the same bytes") {
+    test(
+      s"golden: $name from aws-kinesis-agg de-aggregates to what its generator put in, and we write the same bytes") {
       val blob = resource(s"$name.bin")
       val json = new ObjectMapper().readTree(new String(resource(s"$name.json"), UTF_8))
       val expected = json.get("records").elements().asScala.map { r =>

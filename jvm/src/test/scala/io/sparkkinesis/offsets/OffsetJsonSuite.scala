@@ -14,17 +14,18 @@ class OffsetJsonSuite extends AnyFunSuite {
 
   /** What the golden file (written by hand in the version-1 format) means. */
   private val expected = KinesisSourceOffset(Map(
-    ShardKey("orders", "shardId-000000000000") -> ShardPosition.After(
-      RecordPosition("49590338271490256608559692538361571095921575989136588898", 0, lastInAggregate = true)),
-    ShardKey("orders", "shardId-000000000001") -> ShardPosition.After(
-      RecordPosition("49590338271512557353758223161503106814194224337498505234", 3, lastInAggregate = false)),
-    ShardKey("orders", "shardId-000000000002") -> ShardPosition.NotStarted(StartPosition.TrimHorizon),
-    ShardKey("orders", "shardId-000000000003") -> ShardPosition.NotStarted(
-      StartPosition.AtSequence("49590338271534858098956753784644642532466872685860421650")),
-    ShardKey("orders", "shardId-000000000004") -> ShardPosition.NotStarted(
-      StartPosition.AfterSequence("49590338271534858098956753784644642532466872685860421651")),
-    ShardKey("clicks", "shardId-000000000000") -> ShardPosition.Ended,
-    ShardKey("clicks", "shardId-000000000002") -> ShardPosition.NotStarted(StartPosition.AtTimestamp(1769860800000L))))
+      ShardKey("orders", "shardId-000000000000") -> ShardPosition.After(
+        RecordPosition("49590338271490256608559692538361571095921575989136588898", 0, lastInAggregate = true)),
+      ShardKey("orders", "shardId-000000000001") -> ShardPosition.After(
+        RecordPosition("49590338271512557353758223161503106814194224337498505234", 3, lastInAggregate = false)),
+      ShardKey("orders", "shardId-000000000002") -> ShardPosition.NotStarted(StartPosition.TrimHorizon),
+      ShardKey("orders", "shardId-000000000003") -> ShardPosition.NotStarted(
+        StartPosition.AtSequence("49590338271534858098956753784644642532466872685860421650")),
+      ShardKey("orders", "shardId-000000000004") -> ShardPosition.NotStarted(
+        StartPosition.AfterSequence("49590338271534858098956753784644642532466872685860421651")),
+      ShardKey("clicks", "shardId-000000000000") -> ShardPosition.Ended,
+      ShardKey("clicks", "shardId-000000000002") -> ShardPosition.NotStarted(
+        StartPosition.AtTimestamp(1769860800000L))))
 
   test("version-1 checkpoints written today stay readable") {
     assert(OffsetJson.read(golden("v1-all-positions.json")) == expected)

@@ -40,6 +40,7 @@ final class FaultInjectingClient(
   private val maxInFlightSeen = new AtomicInteger
   private val sequence = new AtomicLong
   val calls = new ConcurrentLinkedQueue[RecordedCall]()
+
   /** Sends and injected failures per data payload (as a UTF-8 string). */
   val sent = new ConcurrentHashMap[String, AtomicInteger]()
   val failed = new ConcurrentHashMap[String, AtomicInteger]()
@@ -53,14 +54,16 @@ final class FaultInjectingClient(
 
   override def listShards(request: ListShardsRequest): CompletableFuture[ListShardsResponse] =
     delegate.map(_.listShards(request)).getOrElse(CompletableFuture.completedFuture(ListShardsResponse.builder()
-      .shards(Shard.builder().shardId("shardId-000000000000")
-        .hashKeyRange(HashKeyRange.builder().startingHashKey("0").endingHashKey((BigInt(2).pow(128) - 1).toString).build())
-        .sequenceNumberRange(SequenceNumberRange.builder().startingSequenceNumber("0").build()).build()).build()))
+          .shards(Shard.builder().shardId("shardId-000000000000")
+              .hashKeyRange(
+                HashKeyRange.builder().startingHashKey("0").endingHashKey((BigInt(2).pow(128) - 1).toString).build())
+              .sequenceNumberRange(SequenceNumberRange.builder().startingSequenceNumber("0").build()).build()).build()))
 
   override def putRecords(request: PutRecordsRequest): CompletableFuture[PutRecordsResponse] = {
     val n = callCount.getAndIncrement()
     val entries = request.records().asScala.toIndexedSeq
-    val bytes = entries.map(e => e.partitionKey().getBytes(StandardCharsets.UTF_8).length.toLong + e.data().asByteArrayUnsafe().length).sum
+    val bytes = entries.map(e =>
+      e.partitionKey().getBytes(StandardCharsets.UTF_8).length.toLong + e.data().asByteArrayUnsafe().length).sum
     entries.foreach(e => count(sent, e))
     callFailure(n) match {
       case Some(error) =>
@@ -79,21 +82,25 @@ final class FaultInjectingClient(
         upstream.whenComplete((_, _) => inFlight.decrementAndGet()).thenApply { results =>
           val it = results.iterator
           val merged = failing.map { f =>
-            if (f) PutRecordsResultEntry.builder().errorCode(entryFailureCode).errorMessage("injected by the test").build()
+            if (f)
+              PutRecordsResultEntry.builder().errorCode(entryFailureCode).errorMessage("injected by the test").build()
             else it.next()
           }
-          PutRecordsResponse.builder().records(merged.asJava).failedRecordCount(merged.count(_.errorCode() != null)).build()
+          PutRecordsResponse.builder().records(merged.asJava).failedRecordCount(merged.count(_.errorCode() != null))
+            .build()
         }
     }
   }
 
-  private def forward(request: PutRecordsRequest, entries: Seq[PutRecordsRequestEntry])
-      : CompletableFuture[Seq[PutRecordsResultEntry]] = delegate match {
+  private def forward(
+      request: PutRecordsRequest,
+      entries: Seq[PutRecordsRequestEntry]): CompletableFuture[Seq[PutRecordsResultEntry]] = delegate match {
     case Some(client) =>
       client.putRecords(request.toBuilder.records(entries.asJava).build()).thenApply(_.records().asScala.toSeq)
     case None =>
-      CompletableFuture.completedFuture(entries.map(_ => PutRecordsResultEntry.builder()
-        .shardId("shardId-000000000000").sequenceNumber(sequence.incrementAndGet().toString).build()))
+      CompletableFuture.completedFuture(entries.map(_ =>
+          PutRecordsResultEntry.builder()
+            .shardId("shardId-000000000000").sequenceNumber(sequence.incrementAndGet().toString).build()))
   }
 
   private def count(m: ConcurrentHashMap[String, AtomicInteger], e: PutRecordsRequestEntry): Unit =

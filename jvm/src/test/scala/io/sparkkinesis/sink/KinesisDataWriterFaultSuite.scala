@@ -108,8 +108,9 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
       val stream = freshStream(1)
       val failedOnce = ConcurrentHashMap.newKeySet[String]()
       // The first send of "a:0" fails; everything else succeeds.
-      val fake = new FaultInjectingClient(Some(realClient), failEntry = (e: PutRecordsRequestEntry) =>
-        new String(e.data().asByteArrayUnsafe(), StandardCharsets.UTF_8) == "a:0" && failedOnce.add("a:0"))
+      val fake = new FaultInjectingClient(Some(realClient),
+        failEntry = (e: PutRecordsRequestEntry) =>
+          new String(e.data().asByteArrayUnsafe(), StandardCharsets.UTF_8) == "a:0" && failedOnce.add("a:0"))
       writeTask(options(server, stream, FixedClientFactory(fake), Map("ordering" -> ordering)), textSchema,
         Iterator(row("a:0", "a"), row("a:1", "a"), row("a:2", "a")))
       readAll(server, stream).map(_.text)
@@ -214,8 +215,9 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     val shards = syncClient(server).listShards(
       software.amazon.awssdk.services.kinesis.model.ListShardsRequest.builder().streamName(stream).build()).shards()
     import scala.jdk.CollectionConverters._
-    val ranges = shards.asScala.map(s => s.shardId() ->
-      (BigInt(s.hashKeyRange().startingHashKey()), BigInt(s.hashKeyRange().endingHashKey()))).toMap
+    val ranges = shards.asScala.map(s =>
+      s.shardId() ->
+        (BigInt(s.hashKeyRange().startingHashKey()), BigInt(s.hashKeyRange().endingHashKey()))).toMap
     val users = raw.flatMap { r =>
       val records = io.sparkkinesis.kpl.Kpl.deaggregate(r.data, r.partitionKey).getOrElse(fail("not an aggregate"))
       records.foreach { u =>
@@ -236,7 +238,7 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     val keys = 30
     val perKey = 200
     writeTask(options(server, stream, FixedClientFactory(fake),
-      Map("aggregation" -> "kpl", "ordering" -> "perKey", "aggregationMaxSize" -> "1k")), textSchema,
+        Map("aggregation" -> "kpl", "ordering" -> "perKey", "aggregationMaxSize" -> "1k")), textSchema,
       (0 until keys * perKey).iterator.map(i => row(s"k${i % keys}:${i / keys}", s"k${i % keys}")))
     assert(fake.injectedFailures >= 10, s"only ${fake.injectedFailures} aggregates failed")
     val users = readAll(server, stream).flatMap { r =>

@@ -27,7 +27,8 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
   test("partitionKeyColumn takes the key from an integer column; without a key, keys are random") {
     val stream = freshStream(4)
     spark.range(200).selectExpr("CAST(id AS STRING) AS data", "id AS userId")
-      .write.format("kinesis").options(connectionOptions ++ Map("streamName" -> stream, "partitionKeyColumn" -> "userId"))
+      .write.format("kinesis").options(connectionOptions ++ Map("streamName" -> stream,
+        "partitionKeyColumn" -> "userId"))
       .mode("append").save()
     assert(readAll(server, stream).forall(r => r.partitionKey == r.text))
 

@@ -29,8 +29,8 @@ class SinkOptionsSuite extends AnyFunSuite {
 
   test("every sink option is read, case-insensitively") {
     val o = parse(Map("streamName" -> "orders", "ORDERING" -> "perKey", "maxRetryDuration" -> "30s",
-      "maxRetries" -> "3", "oversizeRecordAction" -> "DROP", "aggregation" -> "kpl", "aggregationMaxSize" -> "100k",
-      "partitionKeyColumn" -> "id", "maxInFlightRequests" -> "8"))
+        "maxRetries" -> "3", "oversizeRecordAction" -> "DROP", "aggregation" -> "kpl", "aggregationMaxSize" -> "100k",
+        "partitionKeyColumn" -> "id", "maxInFlightRequests" -> "8"))
     assert(o.perKeyOrdering && o.dropOversizeRecords && o.maxInFlightRequests == 8)
     assert(o.retry.maxRetries == 3 && o.retry.maxDuration.contains(Duration.ofSeconds(30)))
     assert(o.aggregationMaxBytes.contains(100 * 1024L) && o.partitionKeyColumn.contains("id"))
@@ -45,7 +45,7 @@ class SinkOptionsSuite extends AnyFunSuite {
   test("inconsistent sizes and unknown values are refused") {
     assert(error(Map("streamName" -> "s", "maxRecordSize" -> "6m")).contains("larger than 'maxRequestSize'"))
     assert(error(Map("streamName" -> "s", "aggregation" -> "kpl", "aggregationMaxSize" -> "2m"))
-      .contains("larger than 'maxRecordSize'"))
+        .contains("larger than 'maxRecordSize'"))
     assert(error(Map("streamName" -> "s", "aggregationMaxSize" -> "20k")).contains("applies only with 'aggregation'"))
     assert(error(Map("streamName" -> "s", "ordering" -> "strict")).contains("one of unordered, perkey"))
     assert(error(Map("streamName" -> "s", "oversizeRecordAction" -> "skip")).contains("one of fail, drop"))

@@ -15,7 +15,7 @@ class SinkSchemaSuite extends AnyFunSuite {
 
   test("every optional column is found by name, in any order") {
     val s = SinkSchema.of(schema("streamName" -> StringType, "explicitHashKey" -> StringType,
-      "partitionKey" -> StringType, "data" -> BinaryType), None)
+        "partitionKey" -> StringType, "data" -> BinaryType), None)
     assert(s == SinkSchema(3, dataIsString = false, 2, StringType, 1, 0))
     assert(s.hasPartitionKey && s.hasStreamName)
   }
@@ -29,10 +29,11 @@ class SinkSchemaSuite extends AnyFunSuite {
     val s = SinkSchema.of(schema("data" -> StringType, "id" -> LongType), Some("id"))
     assert(s.partitionKeyIndex == 1 && s.partitionKeyType == LongType)
     assert(error(schema("data" -> StringType, "id" -> DoubleType), Some("id"))
-      .contains("Column 'id' (the partition key) has type double"))
-    assert(error(schema("data" -> StringType), Some("id")).contains("Column 'id' named by option 'partitionKeyColumn' is missing"))
+        .contains("Column 'id' (the partition key) has type double"))
+    assert(error(schema("data" -> StringType), Some("id")).contains(
+        "Column 'id' named by option 'partitionKeyColumn' is missing"))
     assert(error(schema("data" -> StringType, "partitionKey" -> StringType, "id" -> LongType), Some("id"))
-      .contains("use one of them"))
+        .contains("use one of them"))
   }
 
   test("unknown columns, a missing data column and wrong types fail with the expected schema") {
@@ -42,8 +43,11 @@ class SinkSchemaSuite extends AnyFunSuite {
     assert(extra.startsWith("[KINESIS_INVALID_SINK_SCHEMA] Unexpected column(s) extra.") && extra.contains(expected))
     assert(error(schema("partitionKey" -> StringType)).contains("Column 'data' is missing"))
     assert(error(schema("data" -> IntegerType)).contains("Column 'data' has type int"))
-    assert(error(schema("data" -> StringType, "partitionKey" -> LongType)).contains("Column 'partitionKey' (the partition key) has type bigint"))
-    assert(error(schema("data" -> StringType, "streamName" -> IntegerType)).contains("Column 'streamName' has type int"))
-    assert(error(schema("data" -> StringType, "explicitHashKey" -> LongType)).contains("Column 'explicitHashKey' has type bigint"))
+    assert(error(schema("data" -> StringType, "partitionKey" -> LongType)).contains(
+        "Column 'partitionKey' (the partition key) has type bigint"))
+    assert(error(schema("data" -> StringType, "streamName" -> IntegerType)).contains(
+        "Column 'streamName' has type int"))
+    assert(error(schema("data" -> StringType, "explicitHashKey" -> LongType)).contains(
+        "Column 'explicitHashKey' has type bigint"))
   }
 }

@@ -14,7 +14,8 @@ object SinkTestStreams {
   private val Mi = 1024L * 1024
 
   val textSchema: StructType = StructType(Seq(StructField("data", StringType), StructField("partitionKey", StringType)))
-  val binarySchema: StructType = StructType(Seq(StructField("data", BinaryType), StructField("partitionKey", StringType)))
+  val binarySchema: StructType =
+    StructType(Seq(StructField("data", BinaryType), StructField("partitionKey", StringType)))
 
   def row(values: Any*): InternalRow = InternalRow.fromSeq(values.map {
     case s: String => UTF8String.fromString(s)
@@ -22,14 +23,22 @@ object SinkTestStreams {
   })
 
   /** Sink options for `stream` on `server`, through `client`, with the given option overrides. */
-  def options(server: LocalKinesisServer, stream: String, client: SinkClientFactory,
-              extra: Map[String, String] = Map.empty, hasStreamColumn: Boolean = false): SinkOptions = {
-    SinkOptions.parse((TestStreams.options(server, stream) ++ extra).filter(_._2 != null).asJava, hasStreamColumn).copy(clientFactory = client)
+  def options(
+      server: LocalKinesisServer,
+      stream: String,
+      client: SinkClientFactory,
+      extra: Map[String, String] = Map.empty,
+      hasStreamColumn: Boolean = false): SinkOptions = {
+    SinkOptions.parse((TestStreams.options(server, stream) ++ extra).filter(_._2 != null).asJava, hasStreamColumn).copy(
+      clientFactory = client)
   }
 
   /** Writes rows as one task would, commits, and returns the writer's final metrics by name. */
-  def writeTask(options: SinkOptions, schema: StructType, rows: Iterator[InternalRow],
-                partitionId: Int = 0): Map[String, Long] = {
+  def writeTask(
+      options: SinkOptions,
+      schema: StructType,
+      rows: Iterator[InternalRow],
+      partitionId: Int = 0): Map[String, Long] = {
     val writer = new KinesisDataWriter(options, SinkSchema.of(schema, options.partitionKeyColumn), partitionId, 1L)
     try {
       writer.writeAll(rows.asJava)

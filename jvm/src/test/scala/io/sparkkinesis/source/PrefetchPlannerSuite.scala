@@ -11,15 +11,22 @@ import io.sparkkinesis.prefetch.ShardReport
 class PrefetchPlannerSuite extends AnyFunSuite {
 
   private def options(extra: (String, String)*): SourceOptions = SourceOptions.parse((Map(
-    "streamName" -> "orders", "region" -> "us-east-1", "endpointUrl" -> "http://127.0.0.1:1") ++ extra).asJava)
+      "streamName" -> "orders", "region" -> "us-east-1", "endpointUrl" -> "http://127.0.0.1:1") ++ extra).asJava)
 
   private def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
   private def after(seq: Int) = ShardPosition.After(RecordPosition(seq.toString, 0L, lastInAggregate = true))
   private val notStarted: ShardPosition = ShardPosition.NotStarted(StartPosition.TrimHorizon)
   private def offset(shards: (ShardKey, ShardPosition)*) = KinesisSourceOffset(shards.toMap)
 
-  private def report(k: ShardKey, end: ShardPosition, nextDue: Long = 0L, buffered: Long = 0L, caughtUp: Boolean = false,
-                     pastCutoff: Boolean = false, location: String = "executor_h_1", bytes: Long = 0L) =
+  private def report(
+      k: ShardKey,
+      end: ShardPosition,
+      nextDue: Long = 0L,
+      buffered: Long = 0L,
+      caughtUp: Boolean = false,
+      pastCutoff: Boolean = false,
+      location: String = "executor_h_1",
+      bytes: Long = 0L) =
     ShardReport(k, end, records = 0L, bytes = bytes, bufferedRecords = buffered, bufferedBytes = 0L,
       millisBehindLatest = None, caughtUp = caughtUp, pastCutoff = pastCutoff, nextDueMillis = nextDue,
       getRecordsCalls = 0L, throttled = 0L, dataLoss = 0L, location = location)
@@ -42,8 +49,9 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(first.flatMap(_.shards).map(_.maxRecords).sum == 100)
     assert(first.flatMap(_.shards).map(_.maxBytes).sum == 10)
     val second = planner.plan(from, due, maxRecords = Some(100), maxBytes = None)
-    assert(second.flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap !=
-      first.flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap, "the remainder should move to another shard")
+    assert(
+      second.flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap !=
+        first.flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap, "the remainder should move to another shard")
     assert(second.flatMap(_.shards).forall(_.maxBytes == Long.MaxValue))
     assert(first.flatMap(_.shards).forall(r => r.from == notStarted))
   }
@@ -51,9 +59,10 @@ class PrefetchPlannerSuite extends AnyFunSuite {
   test("shards are grouped shardsPerTask to a task, and a task goes where its shards' buffers were reported") {
     val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "2"))
     val from = offset((0 until 4).map(i => key(i) -> notStarted): _*)
-    planner.absorb(from, Seq(report(key(0), notStarted, location = "executor_a_1"),
-      report(key(1), notStarted, location = "executor_b_2"), report(key(2), notStarted, location = "executor_a_1"),
-      report(key(3), notStarted, location = "executor_b_2")))
+    planner.absorb(from,
+      Seq(report(key(0), notStarted, location = "executor_a_1"),
+        report(key(1), notStarted, location = "executor_b_2"), report(key(2), notStarted, location = "executor_a_1"),
+        report(key(3), notStarted, location = "executor_b_2")))
     val tasks = planner.plan(from, (0 until 4).map(key), None, None)
     assert(tasks.map(t => t.location -> t.shards.map(_.key).toSet).toSet ==
       Set(Some("executor_a_1") -> Set(key(0), key(2)), Some("executor_b_2") -> Set(key(1), key(3))))
@@ -64,10 +73,11 @@ class PrefetchPlannerSuite extends AnyFunSuite {
   test("a shard is due when never read, when its next call is due, or when it has more than the planned end") {
     val planner = new PrefetchPlanner("q", options())
     val start = offset(key(0) -> after(5), key(1) -> after(5), key(2) -> after(5), key(3) -> after(5))
-    planner.absorb(start, Seq(
-      report(key(0), after(5), nextDue = 1000L),
-      report(key(1), after(5), nextDue = 1000L, buffered = 3),
-      report(key(2), after(5), nextDue = 500L)))
+    planner.absorb(start,
+      Seq(
+        report(key(0), after(5), nextDue = 1000L),
+        report(key(1), after(5), nextDue = 1000L, buffered = 3),
+        report(key(2), after(5), nextDue = 500L)))
     val readable = (0 until 4).map(key)
     assert(planner.dueShards(start, readable, nowMillis = 600L) == Seq(key(1), key(2), key(3)))
     assert(planner.dueShards(start, readable, nowMillis = 1000L) == readable)
@@ -91,8 +101,10 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(planner.mayAnswerNothingNew(at, readable))
     planner.startAvailableNow(nowMillis = 100L)
     assert(!planner.mayAnswerNothingNew(at, readable), "no report yet: nothing is known of the shards")
-    planner.absorb(at, Seq(report(key(0), after(5), pastCutoff = true), report(key(1), after(7), caughtUp = true,
-      buffered = 2)))
+    planner.absorb(at,
+      Seq(report(key(0), after(5), pastCutoff = true),
+        report(key(1), after(7), caughtUp = true,
+          buffered = 2)))
     assert(!planner.mayAnswerNothingNew(at, readable), "shard 1 still buffers records that may be before the cutoff")
     assert(planner.dueShards(at, readable, nowMillis = 0L) == Seq(key(1)), "a finished shard is not visited again")
     planner.absorb(at, Seq(report(key(1), after(7), caughtUp = true)))

@@ -24,7 +24,8 @@ final class PagedListShards(@volatile var shardsOf: Map[String, Seq[Shard]], pag
         (token.take(at), token.drop(at + 1).toInt)
       case None => (Option(r.streamName()).getOrElse(r.streamARN().split("/").last), 0)
     }
-    val all = shardsOf.getOrElse(stream, throw ResourceNotFoundException.builder().message(s"no stream $stream").build())
+    val all =
+      shardsOf.getOrElse(stream, throw ResourceNotFoundException.builder().message(s"no stream $stream").build())
     val page = all.slice(from, from + math.min(pageSize, Option(r.maxResults()).map(_.intValue).getOrElse(pageSize)))
     val next = from + page.size
     val b = ListShardsResponse.builder().shards(page.asJava)
@@ -58,7 +59,8 @@ class ShardTrackerSuite extends AnyFunSuite {
     val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 1000)
     val started = System.nanoTime()
     val listed = tracker.list()
-    val offset = KinesisSourceOffset(listed.keys.map(k => k -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
+    val offset = KinesisSourceOffset(
+      listed.keys.map(k => k -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
     val readable = tracker.readable(offset)
     val millis = (System.nanoTime() - started) / 1000000
     assert(listed.size == 2500)
@@ -85,7 +87,8 @@ class ShardTrackerSuite extends AnyFunSuite {
     tracker.list()
     def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
     val after = ShardPosition.After(RecordPosition("5", 0, lastInAggregate = true))
-    val start = KinesisSourceOffset((0 to 5).map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
+    val start = KinesisSourceOffset(
+      (0 to 5).map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
     assert(tracker.readable(start) == Seq(key(0), key(1), key(5)))
     val parent0Done = start.updated(key(0), ShardPosition.Ended).updated(key(1), after)
     assert(tracker.readable(parent0Done) == Seq(key(1), key(2), key(3), key(5)))
@@ -118,17 +121,20 @@ class ShardTrackerSuite extends AnyFunSuite {
   test("an unfinished shard that retention removed is data loss: the query fails, naming the shard and position") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
     val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 0)
-    val offset = KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+    val offset =
+      KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.refresh(offset, System.currentTimeMillis()))
     assert(e.condition == "KINESIS_DATA_LOSS")
-    assert(e.getMessage.contains("shardId-000000000000 of stream 'orders'") && e.getMessage.contains("failOnDataLoss=false"))
+    assert(
+      e.getMessage.contains("shardId-000000000000 of stream 'orders'") && e.getMessage.contains("failOnDataLoss=false"))
     assert(e.getMessage.contains("read it only up to after sequence number 5"), e.getMessage)
   }
 
   test("with failOnDataLoss=false a removed unfinished shard is dropped and counted, and its child becomes readable") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
     val tracker = new ShardTracker(fake, Seq(orders), intervalMillis = 0, failOnDataLoss = false)
-    val offset = KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+    val offset =
+      KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     val refreshed = tracker.refresh(offset, System.currentTimeMillis())
     assert(refreshed.shards.keySet == Set(key(1)))
     assert(tracker.lostShards == 1)

@@ -26,7 +26,8 @@ class SourceOptionsSuite extends AnyFunSuite {
 
   test("a region that contradicts an ARN is refused") {
     val e = intercept[KinesisOptionException](
-      SourceOptions.parse(Map("streamName" -> "arn:aws:kinesis:eu-west-1:123456789012:stream/a", "region" -> "us-east-1").asJava))
+      SourceOptions.parse(Map("streamName" -> "arn:aws:kinesis:eu-west-1:123456789012:stream/a",
+          "region" -> "us-east-1").asJava))
     assert(e.getMessage.contains("'eu-west-1'"))
   }
 
@@ -52,13 +53,15 @@ class SourceOptionsSuite extends AnyFunSuite {
   }
 
   test("endpointUrl must be an absolute URL") {
-    val e = intercept[KinesisOptionException](SourceOptions.parse(Map("streamName" -> "s", "endpointUrl" -> "localhost:4566").asJava))
+    val e = intercept[KinesisOptionException](SourceOptions.parse(Map("streamName" -> "s",
+          "endpointUrl" -> "localhost:4566").asJava))
     assert(e.getMessage.contains("Option 'endpointUrl'"))
   }
 
   test("initialShardPositions: after a sequence number, or at one; other shards keep initialPosition") {
-    val o = parse(Map("streamName" -> "orders,clicks", "initialShardPositions" ->
-      """{"orders": {"shardId-000000000000": "4959", "shardId-000000000001": {"at": "4960"}}, "clicks": {}}"""))
+    val o = parse(Map("streamName" -> "orders,clicks",
+        "initialShardPositions" ->
+          """{"orders": {"shardId-000000000000": "4959", "shardId-000000000001": {"at": "4960"}}, "clicks": {}}"""))
     val k = io.sparkkinesis.offsets.ShardKey("orders", _: String)
     assert(o.shardStarts.byShard == Map(k("shardId-000000000000") -> StartPosition.AfterSequence("4959"),
       k("shardId-000000000001") -> StartPosition.AtSequence("4960")))
@@ -73,11 +76,11 @@ class SourceOptionsSuite extends AnyFunSuite {
     assert(notJson.contains("it is not a JSON object") && notJson.contains("for example {\"orders\""), notJson)
     assert(refused("""{"payments": {}}""").contains("'payments' is not one of the streams read: orders"))
     assert(refused("""{"orders": {"shardId-000000000000": "latest"}}""").contains(
-      "the position of shardId-000000000000 is neither a sequence number"))
+        "the position of shardId-000000000000 is neither a sequence number"))
     assert(refused("""{"orders": {"shardId-000000000000": {"after": "1"}}}""").contains("shardId-000000000000"))
     val unknown = intercept[KinesisOptionException](parse(Map("streamName" -> "orders",
-      "initialShardPositions" -> """{"orders": {"shardId-000000000009": "1"}}""")).shardStarts
-      .checkKnown(Set(io.sparkkinesis.offsets.ShardKey("orders", "shardId-000000000000")))).getMessage
+          "initialShardPositions" -> """{"orders": {"shardId-000000000009": "1"}}""")).shardStarts
+        .checkKnown(Set(io.sparkkinesis.offsets.ShardKey("orders", "shardId-000000000000")))).getMessage
     assert(unknown.contains("'orders/shardId-000000000009'") && unknown.contains("were not found"), unknown)
   }
 }

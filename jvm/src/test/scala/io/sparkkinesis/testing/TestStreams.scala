@@ -45,7 +45,7 @@ object TestStreams {
     client.createStream(CreateStreamRequest.builder().streamName(name).shardCount(shards).build())
     val deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos
     while (client.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(name).build())
-      .streamDescriptionSummary().streamStatus() != StreamStatus.ACTIVE) {
+        .streamDescriptionSummary().streamStatus() != StreamStatus.ACTIVE) {
       assert(System.nanoTime() < deadline, s"stream $name did not become ACTIVE")
       Thread.sleep(50)
     }
@@ -71,20 +71,24 @@ object TestStreams {
   }
 
   /** Every record of every shard from TRIM_HORIZON until caught up, shard by shard in sequence order. */
-  def readAll(server: LocalKinesisServer, stream: String, timeout: Duration = Duration.ofSeconds(120)): Seq[ReadRecord] = {
+  def readAll(
+      server: LocalKinesisServer,
+      stream: String,
+      timeout: Duration = Duration.ofSeconds(120)): Seq[ReadRecord] = {
     val client = syncClient(server)
     val deadline = System.nanoTime() + timeout.toNanos
     val shards = client.listShards(ListShardsRequest.builder().streamName(stream).build()).shards().asScala
     shards.sortBy(_.shardId()).flatMap { shard =>
       var iterator = client.getShardIterator(GetShardIteratorRequest.builder().streamName(stream)
-        .shardId(shard.shardId()).shardIteratorType(ShardIteratorType.TRIM_HORIZON).build()).shardIterator()
+          .shardId(shard.shardId()).shardIteratorType(ShardIteratorType.TRIM_HORIZON).build()).shardIterator()
       val out = Seq.newBuilder[ReadRecord]
       var done = false
       while (!done && iterator != null) {
         assert(System.nanoTime() < deadline, s"reading $stream did not catch up in time")
         val r = client.getRecords(GetRecordsRequest.builder().shardIterator(iterator).limit(10000).build())
-        r.records().asScala.foreach(x => out += ReadRecord(shard.shardId(), x.partitionKey(),
-          x.data().asByteArray(), x.sequenceNumber()))
+        r.records().asScala.foreach(x =>
+          out += ReadRecord(shard.shardId(), x.partitionKey(),
+            x.data().asByteArray(), x.sequenceNumber()))
         iterator = r.nextShardIterator()
         done = r.records().isEmpty && Option(r.millisBehindLatest()).forall(_ == 0L)
       }
