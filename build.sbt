@@ -73,7 +73,7 @@ lazy val connector = (project in file("jvm"))
       (assembly / fullClasspath).value.filter(a => provided.contains(a.data) || a.data.getName.startsWith("scala-"))
     },
     // Everything the assembly bundles besides our own classes. The SDK's Jackson already lives under
-    // software.amazon.awssdk.thirdparty, so it moves with the SDK. tests/test_jar_contents.py checks the result.
+    // software.amazon.awssdk.thirdparty, so it moves with the SDK. tests/test_packaging.py checks the result.
     assembly / assemblyShadeRules := Seq(
       "software.amazon.awssdk.**", "software.amazon.eventstream.**", "io.netty.**", "org.reactivestreams.**"
     ).map(p => ShadeRule.rename(p -> s"$shadePrefix.@0").inAll),

@@ -32,9 +32,6 @@ import scala.util.control.NoStackTrace
   */
 private[sparkkinesis] object Kpl {
 
-  /** The 4 bytes every aggregated record starts with. A copy: arrays are mutable. */
-  def magic: Array[Byte] = Magic.clone()
-
   /** Length of the MD5 digest that ends every aggregated record. */
   val DigestSize: Int = 16
 
@@ -42,6 +39,9 @@ private[sparkkinesis] object Kpl {
   val FramingBytes: Int = 4 + DigestSize
 
   private[kpl] val Magic: Array[Byte] = Array(0xF3, 0x89, 0x9A, 0xC2).map(_.toByte)
+
+  /** The 4 bytes every aggregated record starts with. A copy: arrays are mutable. */
+  def magic: Array[Byte] = Magic.clone()
 
   /** True when `blob` has the magic prefix, a non-empty protobuf body and a matching MD5 digest.
     * It says nothing about whether the body parses: [[deaggregate]] decides that.

@@ -11,6 +11,11 @@ import io.sparkkinesis.errors.KinesisErrors
 /** What a task reports when its records have all landed: its counters, summed per batch on the driver. */
 private[sparkkinesis] final case class KinesisWriterCommitMessage(counts: SinkCounts) extends WriterCommitMessage
 
+private[sparkkinesis] object KinesisDataWriter {
+  private val MaxHashKey = BigInt(2).pow(128) - 1
+  private val MaxPartitionKeyChars = 256
+}
+
 /**
  * Executor side of a write: turns each row into a record (or, with `aggregation=kpl`, into part of an
  * aggregate), checks it against the record size limit, and hands it to the [[PutRecordsSender]].
@@ -22,6 +27,7 @@ private[sparkkinesis] final class KinesisDataWriter(
     partitionId: Int,
     taskId: Long)
   extends DataWriter[InternalRow] {
+  import KinesisDataWriter._
 
   private val counters = new SinkCounters
   private val client = options.clientFactory.client(options.connection,
@@ -93,6 +99,4 @@ private[sparkkinesis] final class KinesisDataWriter(
   private def validHashKey(s: String): Boolean =
     s.nonEmpty && s.length <= 39 && s.forall(c => c >= '0' && c <= '9') && BigInt(s) <= MaxHashKey
 
-  private val MaxHashKey = BigInt(2).pow(128) - 1
-  private val MaxPartitionKeyChars = 256
 }

@@ -117,6 +117,8 @@ private[sink] final class PerKeyEntries extends PendingEntries {
   private var readyBytesSum = 0L
   private var waitingCountSum = 0
   private var waitingBytesSum = 0L
+  // Keys with a record in flight or waiting for its retry time.
+  private val busy = mutable.HashSet.empty[String]
 
   override def add(entry: PutEntry): Unit = {
     val queue = byKey.getOrElseUpdate(entry.orderingKey, mutable.ArrayDeque.empty[PutEntry])
@@ -127,9 +129,6 @@ private[sink] final class PerKeyEntries extends PendingEntries {
     waitingBytesSum += entry.bytes
     if (wasIdle) makeReady(entry.orderingKey, front = false)
   }
-
-  // Keys with a record in flight or waiting for its retry time.
-  private val busy = mutable.HashSet.empty[String]
 
   override def retry(entry: PutEntry): Unit = {
     byKey.getOrElseUpdate(entry.orderingKey, mutable.ArrayDeque.empty[PutEntry]).prepend(entry)
