@@ -23,7 +23,8 @@ private[sparkkinesis] final case class FetchTaskSpec(
 
 /**
  * What an executor reports for one shard after a prefetch round: where the next batch may end (`end`, within the
- * budget), how much that covers, what is buffered beyond it, and the shard's read state.
+ * budget), how much that covers, what is buffered beyond it, and the shard's read state. `shardEnded`: the shard
+ * is closed and its last record has been read; `end` becomes `Ended` in the round after every record is planned.
  */
 private[sparkkinesis] final case class ShardReport(
     key: ShardKey,
@@ -34,6 +35,7 @@ private[sparkkinesis] final case class ShardReport(
     bufferedBytes: Long,
     millisBehindLatest: Option[Long],
     caughtUp: Boolean,
+    shardEnded: Boolean,
     pastCutoff: Boolean,
     nextDueMillis: Long,
     getRecordsCalls: Long,

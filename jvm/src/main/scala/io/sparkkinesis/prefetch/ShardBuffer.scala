@@ -142,7 +142,8 @@ private[sparkkinesis] final class ShardBuffer(
     }
     if (n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
     ShardReport(key, end, n, size, records.size - n, bytesHeld - size, behind, caughtUp && n == records.size,
-      pastCutoff, nextDue, calls, throttled, dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location)
+      fetcher != null && fetcher.shardEnded, pastCutoff, nextDue, calls, throttled,
+      dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location)
   }
 
   /** A copy of the records in (from, to], if the buffer holds all of them. */

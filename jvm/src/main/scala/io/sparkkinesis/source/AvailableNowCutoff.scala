@@ -4,15 +4,33 @@ import io.sparkkinesis.offsets.ShardPosition
 import io.sparkkinesis.prefetch.ShardReport
 
 /**
- * Trigger.AvailableNow: the query reads what had arrived by `millis` (when Spark prepared the trigger), then stops.
- * Rounds cut each shard at its first record that arrived later.
+ * Trigger.AvailableNow: the query reads what had arrived by `millis`, then stops. Rounds cut each shard at its first
+ * record that arrived later.
  */
 private[sparkkinesis] final case class AvailableNowCutoff(millis: Long) {
 
   /**
    * Whether everything that had arrived by the cutoff is planned for a shard: its latest report reached the
-   * planned position `planned` and either met a later record or found the shard caught up with nothing buffered.
+   * planned position `planned` and either met a later record, or found an open shard caught up with nothing
+   * buffered. A closed shard (`closed`: so listed, or its reader met its end) is not finished until its end is
+   * planned as `Ended`: that is what makes its children readable, and they may hold records from before the cutoff.
    */
-  def finished(planned: ShardPosition, report: Option[ShardReport]): Boolean =
-    report.exists(r => r.end == planned && (r.pastCutoff || (r.caughtUp && r.bufferedRecords == 0)))
+  def finished(planned: ShardPosition, report: Option[ShardReport], closed: Boolean): Boolean =
+    report.exists { r =>
+      r.end == planned && (r.pastCutoff || (r.caughtUp && r.bufferedRecords == 0 && !closed && !r.shardEnded))
+    }
+}
+
+private[sparkkinesis] object AvailableNowCutoff {
+
+  /**
+   * How far past the trigger's start the cutoff lies. Arrival times are the service's clock and the start is the
+   * driver's, so a driver a little behind the service would otherwise leave out records that arrived before it
+   * started (kinesalite even stamps the records of a new shard up to a second ahead). Reading a few seconds more
+   * is harmless; leaving records out is not.
+   */
+  val GraceMillis = 5000L
+
+  /** The cutoff of a trigger prepared at `startMillis` (driver clock). */
+  def startingAt(startMillis: Long): AvailableNowCutoff = AvailableNowCutoff(startMillis + GraceMillis)
 }

@@ -33,7 +33,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val tracker = new ShardTracker(client, options.streams, options.shardDiscoveryMillis,
     options.fetch.failOnDataLoss)
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
-  private val planner = new PrefetchPlanner(sourceId, options)
+  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
   private val metrics = new SourceMetrics
 
   override def initialOffset(): Offset = {
@@ -74,8 +74,15 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
         if (next != from) return next
       }
       // Without AvailableNow, "nothing new" is an answer. With it, an answer of "nothing" ends the query, so
-      // wait for the shards that may still hold records from before the cutoff.
-      if (planner.mayAnswerNothingNew(from, readable)) return from
+      // wait for the shards that may still hold records from before the cutoff, and list the shards once more
+      // before ending: a shard that closed since the last listing has children it may not know yet.
+      if (planner.mayAnswerNothingNew(from, readable)) {
+        if (planner.availableNow) {
+          val relisted = tracker.refresh(from, System.currentTimeMillis(), force = true)
+          if (relisted != from) return relisted
+        }
+        return from
+      }
       Thread.sleep(planner.pauseMillis(readable, System.currentTimeMillis()))
     }
     from

@@ -8,7 +8,10 @@ import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
  * they are grouped into tasks and where those run, and what the executors' reports make of the offset. It keeps
  * the latest report of every shard (where its buffer lives, when it may be read again, how far it can go).
  */
-private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: SourceOptions) {
+private[sparkkinesis] final class PrefetchPlanner(
+    sourceId: String,
+    options: SourceOptions,
+    isClosed: ShardKey => Boolean = _ => false) {
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private var reports = Map.empty[ShardKey, ShardReport]
 
@@ -16,7 +19,9 @@ private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: Sou
   private var rounds = 0L
   private var cutoff: Option[AvailableNowCutoff] = None
 
-  def startAvailableNow(nowMillis: Long): Unit = cutoff = Some(AvailableNowCutoff(nowMillis))
+  def startAvailableNow(nowMillis: Long): Unit = cutoff = Some(AvailableNowCutoff.startingAt(nowMillis))
+
+  def availableNow: Boolean = cutoff.isDefined
 
   /** The executor that reported the shard last, where its buffer lives. */
   def location(key: ShardKey): Option[String] = reports.get(key).map(_.location)
@@ -26,7 +31,7 @@ private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: Sou
     readable.filter { k =>
       reports.get(k) match {
         case None => true
-        case Some(_) if cutoff.exists(_.finished(offset.shards(k), reports.get(k))) => false
+        case Some(_) if cutoff.exists(_.finished(offset.shards(k), reports.get(k), isClosed(k))) => false
         case Some(r) => r.nextDueMillis <= nowMillis || r.bufferedRecords > 0 || r.end != offset.shards(k)
       }
     }
@@ -36,7 +41,7 @@ private[sparkkinesis] final class PrefetchPlanner(sourceId: String, options: Sou
    * ends the query, so it is given only once every readable shard has everything up to the cutoff planned.
    */
   def mayAnswerNothingNew(offset: KinesisSourceOffset, readable: Seq[ShardKey]): Boolean =
-    cutoff.forall(c => readable.forall(k => c.finished(offset.shards(k), reports.get(k))))
+    cutoff.forall(c => readable.forall(k => c.finished(offset.shards(k), reports.get(k), isClosed(k))))
 
   /** How long to wait before the next shard is due again (10 ms to 1 s). */
   def pauseMillis(readable: Seq[ShardKey], nowMillis: Long): Long = {

@@ -26,6 +26,7 @@ private[sparkkinesis] final class ShardTracker(
     failOnDataLoss: Boolean = true) extends Logging {
   private var lastListing = 0L
   private var parents = Map.empty[ShardKey, Seq[ShardKey]]
+  private var closed = Set.empty[ShardKey]
 
   /** Shards dropped from the offset unread to their end because the listing no longer had them. */
   @volatile var lostShards = 0L
@@ -35,13 +36,14 @@ private[sparkkinesis] final class ShardTracker(
       ShardListing.list(s)(client.listShards).map(d => ShardKey(s.name, d.shardId) -> d)
     }.toMap
     parents = shards.map { case (k, d) => k -> d.parents.map(p => ShardKey(k.stream, p)) }
+    closed = shards.collect { case (k, d) if d.isClosed => k }.toSet
     lastListing = System.currentTimeMillis()
     shards
   }
 
-  /** `offset` brought in step with a fresh listing, when one is due (see the class comment). */
-  def refresh(offset: KinesisSourceOffset, now: Long): KinesisSourceOffset =
-    if (now - lastListing < intervalMillis) offset
+  /** `offset` brought in step with a fresh listing, when one is due or `force`d (see the class comment). */
+  def refresh(offset: KinesisSourceOffset, now: Long, force: Boolean = false): KinesisSourceOffset =
+    if (!force && now - lastListing < intervalMillis) offset
     else {
       val listed = list()
       val gone = offset.shards.filter { case (k, _) => !listed.contains(k) }
@@ -57,6 +59,9 @@ private[sparkkinesis] final class ShardTracker(
       listed.keys.filterNot(offset.shards.contains)
         .foldLeft(kept)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     }
+
+  /** Whether the last listing said the shard is closed (it has an ending sequence number). */
+  def isClosed(key: ShardKey): Boolean = closed.contains(key)
 
   /** Shards of `offset` that may be read now (not ended, and every known parent ended in `offset`). */
   def readable(offset: KinesisSourceOffset): Seq[ShardKey] =

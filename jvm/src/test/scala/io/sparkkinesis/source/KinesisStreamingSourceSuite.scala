@@ -23,10 +23,14 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
   private def server: LocalKinesisServer = kinesalite
 
   /** Runs one AvailableNow query from `checkpoint` and returns its batches: (batch id, record data) pairs. */
-  private def drain(stream: String, checkpoint: String, extra: Map[String, String] = Map.empty): Seq[(Long, String)] = {
+  private def drain(
+      stream: String,
+      checkpoint: String,
+      extra: Map[String, String] = Map.empty,
+      on: LocalKinesisServer = server): Seq[(Long, String)] = {
     val sink = new Collector
     val query = spark.readStream.format("kinesis")
-      .options(options(server, stream) ++ Map("initialPosition" -> "trim_horizon") ++ extra).load()
+      .options(options(on, stream) ++ Map("initialPosition" -> "trim_horizon") ++ extra).load()
       .selectExpr("CAST(data AS STRING) AS data")
       .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint)
       .trigger(Trigger.AvailableNow()).start()
@@ -45,6 +49,44 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     put(server, stream, (1500 until 2000).map(i => s"k${i % 41}" -> s"r$i"))
     val second = drain(stream, checkpoint).map(_._2)
     assert(second.sorted == (1500 until 2000).map(i => s"r$i").sorted)
+  }
+
+  /** The last line of the newest file of the query's offset log: the source's offset, for failure messages. */
+  private def lastOffset(checkpoint: String): String = {
+    val files = new java.io.File(checkpoint, "offsets").listFiles().filter(_.getName.forall(_.isDigit))
+    if (files.isEmpty) "(none)"
+    else scala.io.Source.fromFile(files.maxBy(_.getName.toLong)).getLines().toSeq.last
+  }
+
+  private def records(from: Int, until: Int): Seq[(String, String)] =
+    (from until until).map(i => s"k${i % 53}" -> s"r$i")
+
+  test("AvailableNow reads the children of a shard split before the run: 4,000 of 4,000 (kinesis-mock)") {
+    val mock = kinesisMock
+    val stream = freshStream(mock, "source-split", 2)
+    put(mock, stream, records(0, 2000))
+    split(mock, stream, "shardId-000000000000")
+    put(mock, stream, records(2000, 4000))
+    val checkpoint = Files.createTempDirectory("kinesis-source").toString
+    val read = drain(stream, checkpoint, on = mock).map(_._2)
+    val everyRecordOnce = read.size == 4000 && read.toSet == records(0, 4000).map(_._2).toSet
+    assert(everyRecordOnce, s"read ${read.size} of 4000; last offset: ${lastOffset(checkpoint)}")
+  }
+
+  test("AvailableNow reads every shard after a split and a merge before the run: 4,000 of 4,000 (kinesalite)") {
+    val stream = freshStream(server, "source-split-merge", 2)
+    put(server, stream, records(0, 2000))
+    split(server, stream, "shardId-000000000000")
+    put(server, stream, records(2000, 3000))
+    val open = shards(server, stream).filter(_.sequenceNumberRange().endingSequenceNumber() == null)
+      .sortBy(s => BigInt(s.hashKeyRange().startingHashKey()))
+    // The upper child of the split and the old second shard are adjacent.
+    merge(server, stream, open(1).shardId(), open(2).shardId())
+    put(server, stream, records(3000, 4000))
+    val checkpoint = Files.createTempDirectory("kinesis-source").toString
+    val read = drain(stream, checkpoint).map(_._2)
+    val everyRecordOnce = read.size == 4000 && read.toSet == records(0, 4000).map(_._2).toSet
+    assert(everyRecordOnce, s"read ${read.size} of 4000; last offset: ${lastOffset(checkpoint)}")
   }
 
   test("maxRecordsPerTrigger caps every batch, and the batches together hold every record once") {

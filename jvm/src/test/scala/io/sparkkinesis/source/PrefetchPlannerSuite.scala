@@ -26,9 +26,11 @@ class PrefetchPlannerSuite extends AnyFunSuite {
       caughtUp: Boolean = false,
       pastCutoff: Boolean = false,
       location: String = "executor_h_1",
-      bytes: Long = 0L) =
+      bytes: Long = 0L,
+      ended: Boolean = false) =
     ShardReport(k, end, records = 0L, bytes = bytes, bufferedRecords = buffered, bufferedBytes = 0L,
-      millisBehindLatest = None, caughtUp = caughtUp, pastCutoff = pastCutoff, nextDueMillis = nextDue,
+      millisBehindLatest = None, caughtUp = caughtUp, shardEnded = ended, pastCutoff = pastCutoff,
+      nextDueMillis = nextDue,
       getRecordsCalls = 0L, throttled = 0L, dataLoss = 0L, location = location)
 
   test("a budget is shared so that the parts add up to it exactly, the remainder rotating from round to round") {
@@ -110,10 +112,21 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     planner.absorb(at, Seq(report(key(1), after(7), caughtUp = true)))
     assert(planner.mayAnswerNothingNew(at, readable))
     assert(planner.dueShards(at, readable, nowMillis = 0L).isEmpty)
+    // A closed shard (listed so, or read to its end) is finished only once its end is planned as Ended.
+    val closed = AvailableNowCutoff(100L)
+    assert(!closed.finished(after(7), Some(report(key(1), after(7), caughtUp = true, ended = true)), closed = false))
+    assert(!closed.finished(after(7), Some(report(key(1), after(7), caughtUp = true)), closed = true))
+    assert(closed.finished(after(7), Some(report(key(1), after(7), pastCutoff = true, ended = true)), closed = true))
+    val listedClosed = new PrefetchPlanner("q", options(), isClosed = _ == key(1))
+    listedClosed.startAvailableNow(nowMillis = 100L)
+    listedClosed.absorb(at, Seq(report(key(0), after(5), caughtUp = true), report(key(1), after(7), caughtUp = true)))
+    assert(!listedClosed.mayAnswerNothingNew(at, readable))
+    assert(listedClosed.dueShards(at, readable, nowMillis = 0L) == Seq(key(1)))
     // A report whose end the offset has not taken yet is not finished.
-    assert(!AvailableNowCutoff(100L).finished(after(5), Some(report(key(0), after(6), pastCutoff = true))))
+    assert(!AvailableNowCutoff(100L).finished(after(5), Some(report(key(0), after(6), pastCutoff = true)),
+        closed = false))
     val tasks = planner.plan(at, readable, None, None)
-    assert(tasks.forall(_.cutoffMillis.contains(100L)))
+    assert(tasks.forall(_.cutoffMillis.contains(100L + AvailableNowCutoff.GraceMillis)))
   }
 
   test("the pause before the next look is the time until the first shard is due, from 10 ms to 1 s") {

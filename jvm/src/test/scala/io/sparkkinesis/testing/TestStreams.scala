@@ -41,14 +41,8 @@ object TestStreams {
 
   /** Creates `name` with `shards` shards and waits until it is ACTIVE. */
   def createStream(server: LocalKinesisServer, name: String, shards: Int): Unit = {
-    val client = syncClient(server)
-    client.createStream(CreateStreamRequest.builder().streamName(name).shardCount(shards).build())
-    val deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos
-    while (client.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(name).build())
-        .streamDescriptionSummary().streamStatus() != StreamStatus.ACTIVE) {
-      assert(System.nanoTime() < deadline, s"stream $name did not become ACTIVE")
-      Thread.sleep(50)
-    }
+    syncClient(server).createStream(CreateStreamRequest.builder().streamName(name).shardCount(shards).build())
+    awaitActive(server, name)
   }
 
   /** A new stream whose name no other test uses. */
@@ -94,5 +88,45 @@ object TestStreams {
       }
       out.result()
     }.toSeq
+  }
+
+  /** The stream's shards as ListShards gives them (every page), sorted by id. */
+  def shards(server: LocalKinesisServer, stream: String): Seq[Shard] = {
+    val client = syncClient(server)
+    val out = Seq.newBuilder[Shard]
+    var response = client.listShards(ListShardsRequest.builder().streamName(stream).build())
+    out ++= response.shards().asScala
+    while (response.nextToken() != null) {
+      response = client.listShards(ListShardsRequest.builder().nextToken(response.nextToken()).build())
+      out ++= response.shards().asScala
+    }
+    out.result().sortBy(_.shardId())
+  }
+
+  /** Splits `shardId` at the middle of its hash key range and waits until the stream is ACTIVE again. */
+  def split(server: LocalKinesisServer, stream: String, shardId: String): Unit = {
+    val shard = shards(server, stream).find(_.shardId() == shardId).getOrElse(sys.error(s"no shard $shardId"))
+    val range = shard.hashKeyRange()
+    val middle = (BigInt(range.startingHashKey()) + BigInt(range.endingHashKey())) / 2
+    syncClient(server).splitShard(SplitShardRequest.builder().streamName(stream).shardToSplit(shardId)
+        .newStartingHashKey(middle.toString).build())
+    awaitActive(server, stream)
+  }
+
+  /** Merges two adjacent shards and waits until the stream is ACTIVE again. */
+  def merge(server: LocalKinesisServer, stream: String, shardId: String, adjacentShardId: String): Unit = {
+    syncClient(server).mergeShards(MergeShardsRequest.builder().streamName(stream).shardToMerge(shardId)
+        .adjacentShardToMerge(adjacentShardId).build())
+    awaitActive(server, stream)
+  }
+
+  private def awaitActive(server: LocalKinesisServer, stream: String): Unit = {
+    val client = syncClient(server)
+    val deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos
+    while (client.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(stream).build())
+        .streamDescriptionSummary().streamStatus() != StreamStatus.ACTIVE) {
+      assert(System.nanoTime() < deadline, s"stream $stream did not become ACTIVE again")
+      Thread.sleep(50)
+    }
   }
 }
