@@ -92,9 +92,12 @@ private[sparkkinesis] object KinesisErrors {
   def serviceError(what: String, stream: String, cause: Throwable): KinesisException =
     new KinesisException("KINESIS_SERVICE_ERROR", s"$what on stream '$stream' failed: ${safeMessage(cause)}", cause)
 
-  def badOffset(json: String, why: String, example: String): KinesisException =
+  /** An offset that cannot be read; `where` names the file it came from (or the offset log). */
+  def badOffset(where: String, json: String, why: String, example: String): KinesisException =
     new KinesisException("KINESIS_INVALID_OFFSET",
-      s"Cannot read the Kinesis offset ${json.take(300)}: $why. A valid offset looks like: $example")
+      s"Cannot read the Kinesis offset in $where: $why. The offset: ${json.take(300)}. A valid offset looks like: " +
+        s"$example. The checkpoint was changed by hand or by another program; restore it, or start the query " +
+        "with a new checkpoint location.")
 
   def dataLoss(shard: String, detail: String): KinesisException =
     new KinesisException("KINESIS_DATA_LOSS",

@@ -25,6 +25,9 @@ private[sparkkinesis] object OffsetJson {
   private val mapper = new ObjectMapper()
   private val nodes = JsonNodeFactory.instance
 
+  /** Fields that hold Kinesis sequence numbers (decimal digits). */
+  private val Sequence = Set("after", "sequence")
+
   val Example: String =
     """{"version":1,"streams":{"orders":{"shardId-000000000000":{"after":"49590338271490256608559692538361571095921575989136588898","sub":0,"lastSub":true},"shardId-000000000001":{"start":"trim_horizon"}}}}"""
 
@@ -53,48 +56,80 @@ private[sparkkinesis] object OffsetJson {
     case StartPosition.AfterSequence(seq) => n.put("start", "after_sequence").put("sequence", seq)
   }
 
-  def read(json: String): KinesisSourceOffset =
+  /**
+   * Reads an offset strictly: every field must be there with the right type, or the read fails with
+   * [KINESIS_INVALID_OFFSET] naming `where` (the file or log it came from) and the field. A malformed offset never
+   * turns into an empty or partial one, which would read the stream again from its trim horizon.
+   */
+  def read(json: String, where: String = "the query's offset log"): KinesisSourceOffset =
     try {
       val root = mapper.readTree(json)
       if (root == null || !root.isObject) fail("it is not a JSON object")
-      val version = field(root, "version").asInt(-1)
-      if (version < 1) fail("'version' is missing or not a positive number")
-      if (version > Version)
-        fail(s"it was written by a newer spark-kinesis (offset version $version; this one reads up to $Version)")
-      val streams = field(root, "streams")
+      val version = field(root, "version")
+      if (!version.isIntegralNumber || version.asInt() < 1) fail("field 'version' must be a positive whole number")
+      if (version.asInt() > Version)
+        fail(
+          s"it was written by a newer spark-kinesis (offset version ${version.asInt()}; this one reads up to $Version)")
+      val streams = obj(root, "streams", "'streams'")
       val shards = streams.properties().asScala.flatMap { streamEntry =>
-        streamEntry.getValue.properties().asScala.map { shardEntry =>
-          ShardKey(streamEntry.getKey, shardEntry.getKey) -> readPosition(shardEntry.getValue)
+        val stream = streamEntry.getKey
+        obj(streams, stream, s"stream '$stream'").properties().asScala.map { shardEntry =>
+          val at = s"shard '${shardEntry.getKey}' of stream '$stream'"
+          ShardKey(stream, shardEntry.getKey) -> readPosition(obj(streamEntry.getValue, shardEntry.getKey, at), at)
         }
       }.toMap
       KinesisSourceOffset(shards)
     } catch {
-      case e: OffsetFormatException => throw KinesisErrors.badOffset(json, e.getMessage, Example)
-      case NonFatal(e) => throw KinesisErrors.badOffset(json, e.getMessage, Example)
+      case e: OffsetFormatException => throw KinesisErrors.badOffset(where, json, e.getMessage, Example)
+      case NonFatal(e) => throw KinesisErrors.badOffset(where, json, e.getMessage, Example)
     }
 
   private final class OffsetFormatException(message: String) extends Exception(message)
   private def fail(why: String): Nothing = throw new OffsetFormatException(why)
 
-  private def field(n: JsonNode, name: String): JsonNode =
-    Option(n.get(name)).getOrElse(fail(s"field '$name' is missing"))
+  private def field(n: JsonNode, name: String, at: String = "the offset"): JsonNode =
+    Option(n.get(name)).getOrElse(fail(s"field '$name' is missing (in $at)"))
 
-  private def readPosition(n: JsonNode): ShardPosition =
+  private def obj(n: JsonNode, name: String, what: String): JsonNode = {
+    val v = field(n, name)
+    if (!v.isObject) fail(s"$what must be a JSON object")
+    v
+  }
+
+  private def readPosition(n: JsonNode, at: String): ShardPosition =
     if (n.has("after"))
-      ShardPosition.After(RecordPosition(text(n, "after"), field(n, "sub").asLong(), field(n, "lastSub").asBoolean()))
-    else if (n.has("ended")) ShardPosition.Ended
-    else ShardPosition.NotStarted(text(n, "start") match {
+      ShardPosition.After(RecordPosition(text(n, "after", at), long(n, "sub", at), bool(n, "lastSub", at)))
+    else if (n.has("ended")) {
+      if (!bool(n, "ended", at)) fail(s"field 'ended' must be true (in $at)")
+      ShardPosition.Ended
+    } else ShardPosition.NotStarted(text(n, "start", at) match {
       case "trim_horizon" => StartPosition.TrimHorizon
       case "latest" => StartPosition.Latest
-      case "at_timestamp" => StartPosition.AtTimestamp(field(n, "timestampMs").asLong())
-      case "at_sequence" => StartPosition.AtSequence(text(n, "sequence"))
-      case "after_sequence" => StartPosition.AfterSequence(text(n, "sequence"))
-      case other => fail(s"unknown start '$other'")
+      case "at_timestamp" => StartPosition.AtTimestamp(long(n, "timestampMs", at))
+      case "at_sequence" => StartPosition.AtSequence(text(n, "sequence", at))
+      case "after_sequence" => StartPosition.AfterSequence(text(n, "sequence", at))
+      case other => fail(s"unknown start '$other' for $at")
     })
 
-  private def text(n: JsonNode, name: String): String = {
-    val v = field(n, name)
-    if (!v.isTextual || v.asText().isEmpty) fail(s"field '$name' must be a non-empty string")
+  private def long(n: JsonNode, name: String, at: String): Long = {
+    val v = field(n, name, at)
+    if (!v.isIntegralNumber || !v.canConvertToLong || v.asLong() < 0)
+      fail(s"field '$name' must be a whole number of at least 0 (in $at)")
+    v.asLong()
+  }
+
+  private def bool(n: JsonNode, name: String, at: String): Boolean = {
+    val v = field(n, name, at)
+    if (!v.isBoolean) fail(s"field '$name' must be true or false (in $at)")
+    v.asBoolean()
+  }
+
+  private def text(n: JsonNode, name: String, at: String): String = {
+    val v = field(n, name, at)
+    if (!v.isTextual || v.asText().isEmpty) fail(s"field '$name' must be a non-empty string (in $at)")
+    if (Sequence.contains(name) && !v.asText().forall(_.isDigit))
+      fail(s"field '$name' must be a sequence number (in $at)")
     v.asText()
   }
+
 }

@@ -27,7 +27,7 @@ private[sparkkinesis] final class InitialOffsetStore(checkpointLocation: String,
 
   private def read(fs: FileSystem): KinesisSourceOffset = {
     val in = fs.open(path)
-    try OffsetJson.read(new String(in.readAllBytes(), StandardCharsets.UTF_8))
+    try OffsetJson.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), s"the initial offset file $path")
     finally in.close()
   }
 

@@ -53,7 +53,12 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     }
   }
 
-  override def deserializeOffset(json: String): Offset = OffsetJson.read(json)
+  override def deserializeOffset(json: String): Offset = OffsetJson.read(json, offsetLog)
+
+  /** The query's offset log, for errors: the source's checkpoint folder is `<checkpoint>/sources/<n>`. */
+  private def offsetLog: String =
+    Option(new org.apache.hadoop.fs.Path(checkpointLocation).getParent).flatMap(p => Option(p.getParent))
+      .map(root => s"the offset log ${new org.apache.hadoop.fs.Path(root, "offsets")}").getOrElse("the offset log")
 
   override def getDefaultReadLimit: ReadLimit = options.maxRecordsPerTrigger match {
     case Some(n) => ReadLimit.maxRows(n)

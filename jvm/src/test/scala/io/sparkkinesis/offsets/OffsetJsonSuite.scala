@@ -68,4 +68,35 @@ class OffsetJsonSuite extends AnyFunSuite {
       assert(e.getMessage.contains(OffsetJson.Example))
     }
   }
+
+  test("malformed offsets fail strictly, naming where they came from and the field, never reading as empty") {
+    val shard = """"shardId-0":{"after":"5","sub":0,"lastSub":true}"""
+    Seq(
+      """{"version":1,"streams":[]}""" -> "'streams' must be a JSON object",
+      """{"version":1,"streams":{"s":5}}""" -> "stream 's' must be a JSON object",
+      """{"version":1,"streams":{"s":[]}}""" -> "stream 's' must be a JSON object",
+      """{"version":1,"streams":{"s":{"shardId-0":"5"}}}""" -> "shard 'shardId-0' of stream 's' must be a JSON object",
+      """{"version":1,"streams":{"s":{"shardId-0":{"after":"5","sub":"abc","lastSub":true}}}}""" ->
+        "field 'sub' must be a whole number of at least 0 (in shard 'shardId-0' of stream 's')",
+      """{"version":1,"streams":{"s":{"shardId-0":{"after":"5","sub":-1,"lastSub":true}}}}""" -> "field 'sub'",
+      """{"version":1,"streams":{"s":{"shardId-0":{"after":"5","sub":0,"lastSub":"yes"}}}}""" ->
+        "field 'lastSub' must be true or false",
+      """{"version":1,"streams":{"s":{"shardId-0":{"after":"5","sub":0}}}}""" -> "field 'lastSub' is missing",
+      """{"version":1,"streams":{"s":{"shardId-0":{"after":"x5","sub":0,"lastSub":true}}}}""" ->
+        "field 'after' must be a sequence number",
+      """{"version":1,"streams":{"s":{"shardId-0":{"start":"at_timestamp","timestampMs":"soon"}}}}""" ->
+        "field 'timestampMs' must be a whole number",
+      """{"version":1,"streams":{"s":{"shardId-0":{"ended":false}}}}""" -> "field 'ended' must be true",
+      """{"version":"1","streams":{"s":{""" + shard + """}}}""" -> "field 'version' must be a positive whole number",
+      """{"version":1.5,"streams":{}}""" -> "field 'version' must be a positive whole number"
+    ).foreach { case (json, why) =>
+      val e = intercept[KinesisException](OffsetJson.read(json, "the initial offset file /cp/sources/0/x.json"))
+      assert(e.condition == "KINESIS_INVALID_OFFSET", json)
+      assert(e.getMessage.contains(why), e.getMessage)
+      assert(e.getMessage.contains("in the initial offset file /cp/sources/0/x.json"), e.getMessage)
+    }
+    // Well-formed offsets of every shape still read.
+    assert(OffsetJson.read("""{"version":1,"streams":{"s":{""" + shard + """}}}""").shards.size == 1)
+    assert(OffsetJson.read("""{"version":1,"streams":{}}""").shards.isEmpty)
+  }
 }
