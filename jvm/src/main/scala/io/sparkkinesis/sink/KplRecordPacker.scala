@@ -8,8 +8,9 @@ import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 /**
  * `aggregation=kpl`: packs a writer's records into KPL aggregates, one aggregate in progress per target shard,
  * so that every user record of an aggregate belongs to the shard the aggregate lands on (consumers such as
- * the KCL drop sub-records outside the shard's hash range). Shards are found from the stream's open shards,
- * listed once per writer and stream. An aggregate leaves when the next record would push it over
+ * the KCL drop sub-records outside the shard's hash range). Shards are found from the stream's open shards
+ * ([[ShardMap.forStream]]: listed once per executor and stream every 30 s). A record too large for an aggregate
+ * is sent on its own, after the open aggregate of its shard. An aggregate leaves when the next record would push it over
  * `maxAggregateBytes`, when the held aggregates together pass `maxHeldBytes` (the largest leaves), and at
  * the end of the task.
  */
@@ -30,8 +31,17 @@ private[sink] final class KplRecordPacker(
       explicitHashKey: String,
       data: Array[Byte],
       position: String): Seq[PutEntry] = {
-    val map = shardMaps.getOrElseUpdate(stream, ShardMap.load(client, streams(stream)))
+    val map = shardMaps.getOrElseUpdate(stream, ShardMap.forStream(client, streams(stream)))
     val shard = map.shardOf(ShardMap.hashKey(partitionKey, explicitHashKey))
+    val bytes = SinkSchema.recordBytes(partitionKey, data)
+    if (bytes > maxAggregateBytes) {
+      // Too large for any aggregate, yet a valid record (the writer checked maxRecordSize): the shard's open
+      // aggregate leaves first, then this record on its own, under the shard's ordering key, so order is kept.
+      val before = open.remove((stream, shard)).toSeq.flatMap { case (aggregator, first) =>
+        aggregator.flush().map(entry(stream, shard, _, first(0)))
+      }
+      return before :+ new PutEntry(stream, partitionKey, explicitHashKey, data, bytes, orderingKey(shard), 1, position)
+    }
     val (aggregator, first) =
       open.getOrElseUpdate((stream, shard), (new KplAggregator(maxAggregateBytes), Array[String](null)))
     val done = aggregator.add(UserRecord(partitionKey, Option(explicitHashKey), data))
@@ -58,6 +68,9 @@ private[sink] final class KplRecordPacker(
   }
 
   private def entry(stream: Int, shard: String, a: Aggregate, position: String): PutEntry =
-    new PutEntry(stream, a.partitionKey, a.explicitHashKey.orNull, a.bytes, a.sizeBytes, s"shard:$shard",
+    new PutEntry(stream, a.partitionKey, a.explicitHashKey.orNull, a.bytes, a.sizeBytes, orderingKey(shard),
       a.count, s"the aggregate of ${a.count} record(s) starting at $position")
+
+  /** Everything sent to one shard shares an ordering key, so `ordering=perKey` keeps the shard's order. */
+  private def orderingKey(shard: String): String = s"shard:$shard"
 }

@@ -2,6 +2,7 @@ package io.sparkkinesis.sink
 
 import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
+import java.util.concurrent.ConcurrentHashMap
 
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
@@ -29,6 +30,19 @@ private[sparkkinesis] final class ShardMap private (starts: Array[BigInt], shard
 }
 
 private[sparkkinesis] object ShardMap {
+
+  /** How long a listing serves the writers of this JVM before the stream is listed again. */
+  val ExpiryMillis = 30000L
+  private val cache = new ConcurrentHashMap[(KinesisAsyncClient, StreamRef), (ShardMap, Long)]()
+
+  /**
+   * The stream's shard map for the writers of this executor: listed at most once per `ExpiryMillis` per client
+   * (that is, per connection) and stream, rather than once per task.
+   */
+  def forStream(client: KinesisAsyncClient, stream: StreamRef, nowMillis: Long = System.currentTimeMillis()): ShardMap =
+    cache.compute((client, stream),
+      (_, cached) =>
+        if (cached != null && nowMillis - cached._2 < ExpiryMillis) cached else (load(client, stream), nowMillis))._1
 
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
     if (explicitHashKey != null) BigInt(explicitHashKey)

@@ -250,4 +250,39 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
       assert(seqs == (0 until perKey), s"key $key arrived in order $seqs")
     }
   }
+
+  test("aggregation=kpl: a row too large for an aggregate goes on its own after its shard's aggregate, in order") {
+    val stream = freshStream(2)
+    val fake = new FaultInjectingClient(Some(realClient), seed = 4, entryFailureRate = 0.2)
+    val keys = 5
+    val n = 600
+    def data(i: Int) = s"k${i % keys}:$i:" + (if (i % 50 == 7) "B" * 3000 else "")
+    val metrics = writeTask(options(server, stream, FixedClientFactory(fake),
+        Map("aggregation" -> "kpl", "ordering" -> "perKey", "aggregationMaxSize" -> "2k")), textSchema,
+      (0 until n).iterator.map(i => row(data(i), s"k${i % keys}")))
+    assert(fake.injectedFailures > 0)
+    val raw = readAll(server, stream)
+    val users = raw.flatMap { r =>
+      io.sparkkinesis.kpl.Kpl.deaggregate(r.data, r.partitionKey)
+        .map(_.map(u => u.partitionKey -> new String(u.data, StandardCharsets.UTF_8)))
+        .getOrElse(Seq(r.partitionKey -> r.text))
+    }
+    assert(raw.count(r => io.sparkkinesis.kpl.Kpl.deaggregate(r.data, r.partitionKey).isEmpty) == n / 50)
+    assert(users.map(_._2).sorted == (0 until n).map(data).sorted)
+    users.groupBy(_._1).foreach { case (key, records) =>
+      val seqs = records.map(_._2.split(':')(1).toInt)
+      assert(seqs == seqs.sorted, s"key $key arrived out of order")
+    }
+    assert(metrics(SinkMetrics.RecordsWritten) == n)
+  }
+
+  test("the sink's shard map is listed once per executor and stream, and again after it expires") {
+    val stream = freshStream(2)
+    val ref = io.sparkkinesis.aws.StreamRef(stream, None, None)
+    val client = realClient
+    val first = ShardMap.forStream(client, ref, nowMillis = 1000L)
+    assert(ShardMap.forStream(client, ref, nowMillis = 1000L + ShardMap.ExpiryMillis - 1) eq first)
+    val later = ShardMap.forStream(client, ref, nowMillis = 1000L + ShardMap.ExpiryMillis)
+    assert(!(later eq first) && later.shardCount == 2)
+  }
 }
