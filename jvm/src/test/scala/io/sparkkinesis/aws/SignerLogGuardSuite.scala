@@ -53,6 +53,7 @@ class SignerLogGuardSuite extends AnyFunSuite {
   }
 
   test("at DEBUG the SDK's signer logs the session token; once a client is built it no longer does") {
+    SignerLogGuard.removeForTest() // another suite of this JVM may have built a client already
     SignerLogGuard.Loggers.foreach(Configurator.setLevel(_, Level.DEBUG))
     val unguarded = signAndCapture()
     // The premise: without the guard, DEBUG logging of the signer leaks the token.
@@ -63,5 +64,46 @@ class SignerLogGuardSuite extends AnyFunSuite {
     assert(SignerLogGuard.Loggers.forall(n => !LogManager.getLogger(n).isDebugEnabled))
     val guarded = signAndCapture()
     assert(!guarded.exists(_.contains(token)), guarded)
+  }
+
+  test("once a client exists, raising every level to DEBUG afterwards (Spark's setLogLevel) logs no token") {
+    KinesisClients.sync(AwsConnection("us-east-1", Some("http://127.0.0.1:1"),
+        CredentialsConfig.StaticKeys("AKIDEXAMPLE", "secret-key", None), cborEnabled = false))
+    val context = LogManager.getContext(false).asInstanceOf[LoggerContext]
+    val root = context.getRootLogger.getLevel
+    try {
+      // What SparkContext.setLogLevel("DEBUG") does: every logger, the signer's included, to DEBUG.
+      Configurator.setAllLevels(LogManager.ROOT_LOGGER_NAME, Level.DEBUG)
+      assert(context.getLogger(SignerLogGuard.Loggers.head).getLevel == Level.DEBUG, "the premise: the level is DEBUG")
+      val logged = signAndCapture()
+      assert(!logged.exists(_.contains(token)), logged)
+    } finally Configurator.setAllLevels(LogManager.ROOT_LOGGER_NAME, root)
+  }
+
+  test("a reconfiguration after the clients exist (a log4j2 file with the root at DEBUG) logs no token either") {
+    KinesisClients.sync(AwsConnection("us-east-1", Some("http://127.0.0.1:1"),
+        CredentialsConfig.StaticKeys("AKIDEXAMPLE", "secret-key", None), cborEnabled = false))
+    val context = LogManager.getContext(false).asInstanceOf[LoggerContext]
+    val previous = context.getConfigLocation
+    val file = java.nio.file.Files.createTempFile("log4j2-debug", ".properties")
+    java.nio.file.Files.write(file,
+      Seq("rootLogger.level = debug", "rootLogger.appenderRef.stdout.ref = out",
+        "appender.out.type = Null", "appender.out.name = out").mkString("\n").getBytes("UTF-8"))
+    try {
+      context.setConfigLocation(file.toUri)
+      assert(context.getLogger(SignerLogGuard.Loggers.head).getLevel == Level.DEBUG, "the premise: the file sets DEBUG")
+      val logged = signAndCapture()
+      assert(!logged.exists(_.contains(token)), logged)
+    } finally if (previous != null) context.setConfigLocation(previous) else context.reconfigure()
+  }
+
+  test("the guard drops only what is below INFO from the signer and credential loggers") {
+    val signer = SignerLogGuard.Loggers.head
+    assert(!SignerLogGuard.allows(signer + ".internal.signer.SomeSigner", Level.DEBUG))
+    assert(!SignerLogGuard.allows(signer, Level.TRACE))
+    assert(SignerLogGuard.allows(signer + ".internal", Level.INFO))
+    assert(SignerLogGuard.allows(signer + ".internal", Level.WARN))
+    assert(SignerLogGuard.allows("org.apache.spark.scheduler.DAGScheduler", Level.DEBUG))
+    assert(SignerLogGuard.allows(signer + "x.Other", Level.DEBUG), "a package that only shares a prefix")
   }
 }
