@@ -134,7 +134,7 @@ def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, k
     """Attempt 0 of one task per batch stalls; a speculative copy on the other host wins; output exactly once."""
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, SPEC_SHARDS)
-    writer = Writer(streams.client(kinesalite_server), stream_name, keys=KEYS, seed=SEED + 6, resend_failed=False)
+    writer = Writer(kinesis, stream_name, keys=KEYS, seed=SEED + 6, resend_failed=False)
     writer.start(SPEC_RECORDS, chunk=500)
     writer.join(timeout=60)
 

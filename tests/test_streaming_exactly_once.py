@@ -197,7 +197,7 @@ def test_task_retries_read_the_same_range(spark, kinesalite_server, stream_name,
     """
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, SHARDS)
-    writer = Writer(streams.client(kinesalite_server), stream_name, keys=KEYS, seed=SEED + 2, resend_failed=False)
+    writer = Writer(kinesis, stream_name, keys=KEYS, seed=SEED + 2, resend_failed=False)
     writer.start(RETRY_RECORDS, chunk=500)
     writer.join(timeout=60)
     markers = tmp_path / "markers"

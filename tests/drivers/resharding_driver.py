@@ -39,13 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for harness
 
-from harness.local_spark import await_query, local_session, run_script  # noqa: E402
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+from harness.local_spark import await_query, local_session, run_script, write_atomically  # noqa: E402
 
 
 def main(config_path: str) -> int:
@@ -67,7 +61,7 @@ def main(config_path: str) -> int:
         rows = [[r.data, r.partitionKey, r.shardId, r.sequenceNumber, r.subSequenceNumber]
                 for r in batch_df.collect()]
         now = time.time()
-        _write_atomically(output / f"batch-{batch_id:06d}.json",
+        write_atomically(output / f"batch-{batch_id:06d}.json",
                           json.dumps({"batch": batch_id, "pid": os.getpid(), "time": now, "rows": rows}))
         with open(runs_log, "a") as f:
             f.write(json.dumps({"batch": batch_id, "pid": os.getpid(), "rows": len(rows), "time": now}) + "\n")
@@ -78,7 +72,7 @@ def main(config_path: str) -> int:
              .option("checkpointLocation", config["checkpoint"])
              .trigger(processingTime=f"{int(config.get('trigger_ms', 500))} milliseconds")
              .start())
-    _write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
+    write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
                                                           "runId": str(query.runId)}))
     try:
         code, _ = await_query(query, float(config.get("max_seconds", 300)), "resharding_driver", timeout_code=3,

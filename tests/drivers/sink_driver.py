@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for harness
 
-from harness.local_spark import await_query, local_session, run_script  # noqa: E402
+from harness.local_spark import await_query, local_session, run_script, write_atomically  # noqa: E402
 
 
 def main(config_path: str) -> int:
@@ -44,7 +44,7 @@ def main(config_path: str) -> int:
              .writeStream.format("kinesis").options(**config["sink"])
              .option("checkpointLocation", config["checkpoint"])
              .trigger(processingTime="300 milliseconds").start())
-    (status / "started.json").write_text(json.dumps({"pid": os.getpid(), "id": str(query.id)}))
+    write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id)}))
     print("started", flush=True)
     try:
         code, _ = await_query(query, float(config.get("max_seconds", 300)), "sink_driver", timeout_code=3,

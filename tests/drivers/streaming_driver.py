@@ -41,13 +41,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for harness
 
-from harness.local_spark import await_query, local_session, parsed_test_records, run_script  # noqa: E402
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+from harness.local_spark import (  # noqa: E402
+    await_query, local_session, parsed_test_records, run_script, write_atomically,
+)
 
 
 def add_event_log(spark, path: Path) -> None:
@@ -164,19 +160,19 @@ def main(config_path: str) -> int:
                 "mismatches": len(a ^ b) + abs(len(first) - len(a)) + abs(len(second) - len(b)),
                 "rows": [list(r) for r in first],
             }
-            _write_atomically(Path(output) / f"batch-{batch_id:06d}.json", json.dumps(result))
+            write_atomically(Path(output) / f"batch-{batch_id:06d}.json", json.dumps(result))
 
         writer = writer.foreachBatch(each_batch)
     else:
         raise SystemExit(f"unknown sink {sink!r}")
 
     query = writer.start()
-    _write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
+    write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
                                                           "runId": str(query.runId)}))
     try:
         code, progress = await_query(query, float(config.get("max_seconds", 300)), "streaming_driver", timeout_code=3,
                                      stop_file=config.get("stop_file"))
-        _write_atomically(status / "progress.json", json.dumps(progress))
+        write_atomically(status / "progress.json", json.dumps(progress))
     finally:
         spark.stop()
     return code

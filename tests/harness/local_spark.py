@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Mapping
 
 
@@ -39,6 +40,14 @@ def run_script(main, usage: str) -> None:
         print(usage, file=sys.stderr)
         sys.exit(2)
     sys.exit(main(sys.argv[1]))
+
+
+def write_atomically(path, text: str) -> None:
+    """Writes a file under a temporary name and renames it, so a reader never sees it half written."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def await_query(query, seconds: float, who: str, timeout_code: int = 1, stop_file=None):
