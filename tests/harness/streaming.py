@@ -193,8 +193,8 @@ class Writer:
 
     def wait_written(self, n: int, timeout: float = 120.0) -> None:
         """Until ``n`` records are written in all (or the background thread ended); raises the writer's failure."""
-        wait_for(lambda: self.written >= n or self.error is not None or not self._thread.is_alive(), timeout,
-                 f"{n} records written")
+        wait_for(lambda: self.written >= n or self.error is not None or self._thread is None
+                 or not self._thread.is_alive(), timeout, f"{n} records written")
         if self.error is not None:
             raise self.error
 
