@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from typing import Dict, Iterator
 
@@ -60,11 +59,3 @@ def stream_reader(spark, server, stream: str, **extra):
     opts = dict(connector_options(server), streamName=stream, **{k: str(v) for k, v in extra.items()})
     return spark.readStream.format("kinesis").options(**opts).load()
 
-
-def await_condition(condition, timeout: float, what: str) -> None:
-    """Polls `condition` until it holds; fails naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} (after {timeout:.0f} s)")
-        time.sleep(0.1)

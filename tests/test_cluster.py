@@ -4,7 +4,7 @@ The cluster (tests/harness/standalone_cluster.py, started once per session) has 
 one-core workers, on 127.0.0.1 and 127.0.0.2, so each application gets two executor JVMs on two different hosts.
 Which executor ran which task is read from each application's Spark event log.
 
-* spark-submit: a PySpark application (tests/cluster_app.py) gets the connector from ``--jars`` only, writes
+* spark-submit: a PySpark application (tests/drivers/cluster_app.py) gets the connector from ``--jars`` only, writes
   records with ``write_kinesis`` and reads them back with a streaming ``kinesis_stream`` query.
 * speculation: a streaming query whose first attempt of one task per batch sleeps; with ``spark.speculation`` a
   copy of it runs on the other host and wins, and the output still holds every record once, in key order.
@@ -25,12 +25,14 @@ from typing import Dict, List, Tuple
 from conftest import connector_options
 from harness import standalone_cluster, streams
 from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf, spark_cluster  # noqa: F401 (fixture)
-from test_streaming_exactly_once import (  # noqa: F401 (drivers is a fixture)
-    RUN_TIMEOUT, SEED, Writer, assert_exactly_once_from_replays, base_config, drivers, exactly_once_report,
-    order_violations, sink_rows,
+from harness.streaming import (  # noqa: F401 (drivers is a fixture)
+    DRIVERS_DIR, STREAMING_DRIVER, Writer, assert_exactly_once_from_replays, drivers, expect_ids, order_violations,
+    sink_rows,
 )
+from harness.waiting import text_tail
+from test_streaming_exactly_once import KEYS, RUN_TIMEOUT, SEED, base_config
 
-APP = Path(__file__).resolve().with_name("cluster_app.py")
+APP = DRIVERS_DIR / "cluster_app.py"
 HOSTS = sorted(standalone_cluster.WORKER_HOSTS)
 
 # spark-submit application
@@ -66,14 +68,7 @@ def run_logged(command: List[str], env: Dict[str, str], log_path: Path, timeout:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
-            raise AssertionError(f"{command[0]} did not end within {timeout:.0f} s:\n{tail(log_path)}")
-
-
-def tail(path: Path, chars: int = 6000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return ""
+            raise AssertionError(f"{command[0]} did not end within {timeout:.0f} s:\n{text_tail(log_path, 6000)}")
 
 
 def hosts_of(tasks: List[TaskRun]) -> List[str]:
@@ -113,14 +108,14 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
 
     log_path = tmp_path / "spark-submit.log"
     code = run_logged(command, env, log_path, APP_TIMEOUT, tmp_path)
-    assert code == 0, f"spark-submit exited with {code}:\n{tail(log_path)}\n\ncluster:\n{spark_cluster.logs(15)}"
+    assert code == 0, (f"spark-submit exited with {code}:\n{text_tail(log_path, 6000)}\n\n"
+                       f"cluster:\n{spark_cluster.logs(15)}")
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["rows"] == APP_RECORDS, result
     assert len(result["batches"]) >= 3, f"maxRecordsPerTrigger should give several batches: {result}"
 
     rows = sink_rows(spark, Path(config["output"]))
-    problems = exactly_once_report((r["id"] for r in rows), range(APP_RECORDS))
-    assert not problems, "\n".join(problems)
+    expect_ids((r["id"] for r in rows), range(APP_RECORDS))
     bad = order_violations(rows)
     assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
 
@@ -139,9 +134,9 @@ def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, k
     """Attempt 0 of one task per batch stalls; a speculative copy on the other host wins; output exactly once."""
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, SPEC_SHARDS)
-    writer = Writer(kinesalite_server, stream_name, SPEC_RECORDS, seconds=0.0, seed=SEED + 6, chunk=500)
-    writer.start()
-    writer.finish(timeout=60)
+    writer = Writer(kinesis, stream_name, keys=KEYS, seed=SEED + 6, resend_failed=False)
+    writer.start(SPEC_RECORDS, chunk=500)
+    writer.join(timeout=60)
 
     events, markers = tmp_path / "events", tmp_path / "markers"
     config = base_config(kinesalite_server, stream_name, tmp_path, initialPosition="trim_horizon",
@@ -150,7 +145,7 @@ def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, k
                   conf=dict(cluster_conf(spark_cluster, events), **SPECULATION_CONF),
                   probe={"rows": SPEC_PROBE_ROWS, "partition": 0, "action": "sleep", "sleep": SPEC_SLEEP_S,
                          "markers": str(markers)})
-    d = drivers("speculation", config)
+    d = drivers("speculation", STREAMING_DRIVER, config)
     code = d.wait(RUN_TIMEOUT)
     assert code == 0, f"driver exited with {code}:\n{d.log_tail()}\n\ncluster:\n{spark_cluster.logs(15)}"
 

@@ -1,6 +1,6 @@
 """Spark Connect: kinesis_stream, read_kinesis and write_kinesis work from a Connect session.
 
-The Connect client runs in a subprocess (tests/connect_app.py): a local Connect server lives in a JVM that the
+The Connect client runs in a subprocess (tests/drivers/connect_app.py): a local Connect server lives in a JVM that the
 client's Python process starts itself, which PySpark refuses next to the classic session of this process.
 Two servers are covered: the local one PySpark starts for ``remote("local[2]")``, given the jar by
 ``configure_spark_with_kinesis``, and a separate server started with ``spark-submit --jars <jar>``, as a
@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 
 import spark_kinesis
-from conftest import await_condition, connector_options
+from conftest import connector_options
 from harness import streams
+from harness.streaming import DRIVERS_DIR
+from harness.waiting import wait_for
 
-APP = Path(__file__).with_name("connect_app.py")
+APP = DRIVERS_DIR / "connect_app.py"
 LOCAL_CONNECT_PORT = 15002  # PySpark's local Connect server always listens here
 ROWS = 60
 QUERY_TIMEOUT = 120
@@ -113,7 +115,7 @@ def connect_server(tmp_path_factory):
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(workdir),
                                   start_new_session=True)
     try:
-        await_condition(lambda: _port_in_use(port) or server.poll() is not None, 180, "Spark Connect server start")
+        wait_for(lambda: _port_in_use(port) or server.poll() is not None, 180, "Spark Connect server start")
         assert server.poll() is None, f"the Spark Connect server exited:\n{log_path.read_text()[-4000:]}"
         yield f"sc://localhost:{port}", dict(os.environ, SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
     finally:

@@ -13,36 +13,35 @@ partition key, 30 keys) and a per-key sequence number. Every test checks, on wha
   go back from one offset to the next.
 
 In-process tests use the session's ``spark`` (local[2]) with a ``foreachBatch`` that keeps rows per batch
-id (a re-run batch replaces its rows). Crash and four-core tests run ``tests/resharding_driver.py`` as a
-subprocess in its own process group, which writes one file per batch id.
+id (a re-run batch replaces its rows). Crash and four-core tests run ``tests/drivers/resharding_driver.py`` as a
+subprocess in its own process group (``harness.streaming.Driver``), which writes one file per batch id.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import pytest
 
 from conftest import connector_options
 from harness import streams
+from harness.checkpoint import (
+    all_shard_positions, commits, describe, is_ended, offset_batches, position_rank, shard_positions,
+)
 from harness.fault_proxy import FaultProxy
+from harness.streaming import RESHARDING_DRIVER, Driver, Writer, drivers  # noqa: F401 (drivers is a fixture)
+from harness.waiting import WaitFailed, wait_for
 
 KEYS = 30
 TRIGGER_MS = 500
 # The design's default discovery interval is 10 s; tests list shards every second.
 SOURCE_OPTIONS = {"initialPosition": "trim_horizon", "shardDiscoveryInterval": "1s"}
-TESTS_DIR = Path(__file__).resolve().parent
-DRIVER = TESTS_DIR / "resharding_driver.py"
 # What a record written just before a reshard may wait, at most, to be delivered (no stall).
 MAX_DELIVERY_LATENCY_S = 30.0
 
@@ -50,86 +49,6 @@ MAX_DELIVERY_LATENCY_S = 30.0
 # ---------------------------------------------------------------------------------------------
 # Writing
 # ---------------------------------------------------------------------------------------------
-
-class Writer:
-    """Writes ``{"id","key","seq"}`` records; remembers where each id landed (shard, sequence number, time).
-
-    ``write`` writes synchronously; ``start`` writes in a background thread (continuous writes while the
-    main thread reshards). One writer thread at a time, so per-key order in Kinesis is the ``seq`` order.
-    """
-
-    def __init__(self, kinesis, stream: str, keys: int = KEYS):
-        self.kinesis = kinesis
-        self.stream = stream
-        self.keys = keys
-        self.next_id = 0
-        self.seq: Counter = Counter()
-        self.placed: Dict[int, Tuple[str, str]] = {}
-        self.written_at: Dict[int, float] = {}
-        self._lock = threading.Lock()
-        self._thread: Optional[threading.Thread] = None
-        self._error: Optional[BaseException] = None
-
-    @property
-    def written(self) -> int:
-        with self._lock:
-            return len(self.placed)
-
-    def write(self, count: int, chunk: int = 50, pause: float = 0.0) -> None:
-        for start in range(0, count, chunk):
-            ids, records = [], []
-            for _ in range(min(chunk, count - start)):
-                i = self.next_id
-                key = f"key-{i % self.keys:02d}"
-                records.append((json.dumps({"id": i, "key": key, "seq": self.seq[key]}), key))
-                self.seq[key] += 1
-                self.next_id += 1
-                ids.append(i)
-            results = streams.put_records(self.kinesis, self.stream, records)
-            now = time.time()
-            with self._lock:
-                for i, r in zip(ids, results):
-                    self.placed[i] = (r["ShardId"], r["SequenceNumber"])
-                    self.written_at[i] = now
-            if pause:
-                time.sleep(pause)
-
-    def start(self, count: int, chunk: int = 50, pause: float = 0.05) -> "Writer":
-        def run():
-            try:
-                self.write(count, chunk, pause)
-            except BaseException as e:  # reported by join()
-                self._error = e
-
-        self._thread = threading.Thread(target=run, name=f"writer-{self.stream}", daemon=True)
-        self._thread.start()
-        return self
-
-    def wait_written(self, n: int, timeout: float = 120.0) -> None:
-        await_(lambda: self.written >= n or self._error is not None or not self._thread.is_alive(), timeout,
-               f"{n} records written")
-        if self._error is not None:
-            raise self._error
-
-    def join(self, timeout: float = 180.0) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                raise TimeoutError(f"the writer did not finish in {timeout:.0f} s ({self.written} written)")
-        if self._error is not None:
-            raise self._error
-
-    def last_sequence_on(self, shard_id: str) -> str:
-        return max((seq for s, seq in self.placed.values() if s == shard_id), key=int)
-
-
-def await_(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.1) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not reached after {timeout:.0f} s")
-        time.sleep(interval)
-
 
 def split_in_half(kinesis, stream: str, shard_id: str) -> None:
     """SplitShard at the middle of the shard's hash range; waits for ACTIVE."""
@@ -227,68 +146,6 @@ def read_runs(output: Path) -> List[Dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark's offset log
-# ---------------------------------------------------------------------------------------------
-
-def _numbered(folder: Path) -> List[int]:
-    return sorted(int(f) for f in os.listdir(folder) if f.isdigit()) if folder.is_dir() else []
-
-
-def commits(checkpoint: Path) -> List[int]:
-    return _numbered(checkpoint / "commits")
-
-
-def offset_batches(checkpoint: Path) -> List[int]:
-    return _numbered(checkpoint / "offsets")
-
-
-def _source_offset(text: str, stream: str) -> Dict[str, Dict[str, Any]]:
-    root = json.loads(text)
-    assert root["version"] == 1, root
-    return root["streams"].get(stream, {})
-
-
-def read_offset(checkpoint: Path, batch: int, stream: str) -> Dict[str, Dict[str, Any]]:
-    """Our source's offset at the end of ``batch`` (the last line of ``offsets/<batch>``); -1: the initial one."""
-    if batch < 0:
-        return _source_offset((checkpoint / "sources" / "0" / "kinesis-initial-offset.json").read_text(), stream)
-    lines = (checkpoint / "offsets" / str(batch)).read_text().strip().splitlines()
-    return _source_offset(lines[-1], stream)
-
-
-def read_offsets(checkpoint: Path, stream: str) -> Dict[int, Dict[str, Dict[str, Any]]]:
-    out = {}
-    for n in offset_batches(checkpoint):
-        try:
-            out[n] = read_offset(checkpoint, n, stream)
-        except (ValueError, IndexError):  # being written (Spark writes a temp file and renames it)
-            pass
-    return out
-
-
-def is_ended(position: Optional[Dict[str, Any]]) -> bool:
-    return bool(position) and position.get("ended") is True
-
-
-def _rank(position: Dict[str, Any]) -> Tuple:
-    if position.get("ended"):
-        return (2,)
-    if "after" in position:
-        return (1, int(position["after"]), int(position["sub"]))
-    return (0,)
-
-
-def describe(position: Optional[Dict[str, Any]]) -> str:
-    if position is None:
-        return "absent"
-    if position.get("ended"):
-        return "ended"
-    if "after" in position:
-        return f"after {position['after'][-8:]}"
-    return f"start {position.get('start')}"
-
-
-# ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
 
@@ -303,13 +160,13 @@ def check_exactly_once(rows: List[Delivered], writer: Writer) -> None:
         for r in rows:
             if r.id in duplicates:
                 where[r.id].append((r.batch, r.shard, r.sequence_number[-8:]))
-        placed_missing = Counter(writer.placed[i][0] for i in missing)
+        placed_missing = Counter(writer.acks[i].shard for i in missing)
         raise AssertionError(
             f"not exactly once: {len(rows)} rows for {n} ids; {len(missing)} missing (first {missing[:10]}, "
             f"by shard written to {dict(placed_missing)}); {len(duplicates)} duplicated (first "
             f"{dict(list(where.items())[:5])}); {len(unknown)} unknown {unknown[:10]}")
-    wrong = [(r.id, r.shard, r.sequence_number, writer.placed[r.id]) for r in rows
-             if (r.shard, r.sequence_number) != writer.placed[r.id] or r.partition_key != r.key]
+    wrong = [(r.id, r.shard, r.sequence_number, writer.acks[r.id][:2]) for r in rows
+             if (r.shard, r.sequence_number) != writer.acks[r.id][:2] or r.partition_key != r.key]
     assert not wrong, f"{len(wrong)} rows whose shard/sequence number/key differ from what was written: {wrong[:5]}"
 
 
@@ -329,7 +186,7 @@ def check_lineage_and_offsets(rows: List[Delivered], listing: List[Dict[str, Any
                               stream: str) -> Dict[str, Tuple[int, int]]:
     """Children after parents, against batch ids and the offset log; returns shard -> (first, last) batch."""
     parents = lineage(listing)
-    offsets = read_offsets(checkpoint, stream)
+    offsets = all_shard_positions(checkpoint, stream)
     batches_of = defaultdict(set)
     for r in rows:
         batches_of[r.shard].add(r.batch)
@@ -343,7 +200,7 @@ def check_lineage_and_offsets(rows: List[Delivered], listing: List[Dict[str, Any
                     f"{span[p][1]}: {span}")
 
     def start_offset(batch: int) -> Dict[str, Dict[str, Any]]:
-        return offsets[batch - 1] if batch > 0 else read_offset(checkpoint, -1, stream)
+        return offsets[batch - 1] if batch > 0 else shard_positions(checkpoint, -1, stream)
 
     for shard, shard_batches in batches_of.items():
         for b in shard_batches:
@@ -358,15 +215,15 @@ def check_lineage_and_offsets(rows: List[Delivered], listing: List[Dict[str, Any
         start, end = start_offset(r.batch).get(r.shard), offsets[r.batch].get(r.shard)
         assert end is not None and "after" in end, (r, describe(end))
         pos = (1, int(r.sequence_number), r.sub)
-        assert pos <= _rank(end), (r, describe(end))
-        assert start is None or _rank(start) < pos, (r, describe(start))
+        assert pos <= position_rank(end), (r, describe(end))
+        assert start is None or position_rank(start) < pos, (r, describe(start))
 
     # Positions never go back; a shard leaves the offset only once ended.
     ordered = sorted(offsets)
     for a, b in zip(ordered, ordered[1:]):
         for shard, pos in offsets[a].items():
             if shard in offsets[b]:
-                assert _rank(offsets[b][shard]) >= _rank(pos), (
+                assert position_rank(offsets[b][shard]) >= position_rank(pos), (
                     f"{shard} went back from {describe(pos)} (batch {a}) to {describe(offsets[b][shard])} "
                     f"(batch {b})")
             else:
@@ -380,7 +237,7 @@ def all_closed_ended(checkpoint: Path, stream: str, listing: List[Dict[str, Any]
     if not batches:
         return False
     try:
-        latest = read_offset(checkpoint, batches[-1], stream)
+        latest = shard_positions(checkpoint, batches[-1], stream)
     except (ValueError, IndexError):
         return False
     return all(s not in latest or is_ended(latest[s]) for s in closed_shards(listing))
@@ -393,9 +250,9 @@ def check_all(rows: List[Delivered], writer: Writer, kinesis, stream: str, check
     listing = streams.list_shards(kinesis, stream)
     span = check_lineage_and_offsets(rows, listing, checkpoint, stream)
     # Every shard that received records was read, and every closed shard ended in the offset.
-    written_to = {s for s, _ in writer.placed.values()}
+    written_to = {a.shard for a in writer.acks.values()}
     assert written_to <= set(span), (written_to, span)
-    latest = read_offset(checkpoint, offset_batches(checkpoint)[-1], stream)
+    latest = shard_positions(checkpoint, offset_batches(checkpoint)[-1], stream)
     not_ended = {s: describe(latest.get(s)) for s in closed_shards(listing) if s in latest and not is_ended(latest[s])}
     assert not not_ended, f"closed shards not ended in the last offset: {not_ended}"
     # No record waited long: nothing stalled around the reshard.
@@ -442,12 +299,12 @@ def diagnose(rows: List[Delivered], writer: Writer, kinesis, stream: str, checkp
     server returns after that position."""
     delivered = {r.id for r in rows}
     batches = offset_batches(checkpoint)
-    latest = read_offset(checkpoint, batches[-1], stream) if batches else {}
+    latest = shard_positions(checkpoint, batches[-1], stream) if batches else {}
     lines = [f"{len(delivered)} of {writer.written} ids delivered; last offset batch {batches[-1] if batches else None}"
              f", last commit {(commits(checkpoint) or [None])[-1]}"]
-    for shard in sorted({s for s, _ in writer.placed.values()} | set(latest)):
-        ids = [i for i, (s, _) in writer.placed.items() if s == shard]
-        missing = sorted((int(writer.placed[i][1]), i) for i in ids if i not in delivered)
+    for shard in sorted({a.shard for a in writer.acks.values()} | set(latest)):
+        ids = [i for i, a in writer.acks.items() if a.shard == shard]
+        missing = sorted((int(writer.acks[i].sequence_number), i) for i in ids if i not in delivered)
         pos = latest.get(shard)
         line = (f"  {shard}: written {len(ids)}, missing {len(missing)}, offset {describe(pos)}")
         if missing:
@@ -468,7 +325,7 @@ def diagnose(rows: List[Delivered], writer: Writer, kinesis, stream: str, checkp
 
 def await_running(query, timeout: float = 90.0) -> None:
     """Until the query has run its first batch, so records written from now on arrive while it runs."""
-    await_(lambda: query.lastProgress is not None or not query.isActive, timeout, "the query's first batch")
+    wait_for(lambda: query.lastProgress is not None or not query.isActive, timeout, "the query's first batch")
     assert query.isActive, f"the query stopped: {query.exception()}"
 
 
@@ -483,10 +340,10 @@ def await_delivery(query, collector: Collector, writer: Writer, kinesis, stream:
                 and all_closed_ended(checkpoint, stream, streams.list_shards(kinesis, stream)))
 
     try:
-        await_(done, timeout, f"all {writer.written} records delivered and every closed shard ended", 0.25)
-    except TimeoutError as e:
+        wait_for(done, timeout, f"all {writer.written} records delivered and every closed shard ended", interval=0.25)
+    except WaitFailed as e:
         from pyspark.sql import SparkSession
-        raise TimeoutError(f"{e}; {diagnose(collector.rows(), writer, kinesis, stream, checkpoint)}\n"
+        raise WaitFailed(f"{e}; {diagnose(collector.rows(), writer, kinesis, stream, checkpoint)}\n"
                            f"{jvm_deadlocks(SparkSession.getActiveSession())}") from None
     assert query.isActive, f"the query stopped: {query.exception()}"
     time.sleep(2 * TRIGGER_MS / 1000)
@@ -519,7 +376,7 @@ def test_split_mid_stream_under_continuous_writes(spark, request, kind, stream_n
     try:
         await_running(query)
         # About 5 s of writes on each side of the split.
-        writer = Writer(kinesis, stream_name).start(n, chunk=20, pause=0.1)
+        writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=20, pause=0.1)
         writer.wait_written(n // 2)
         split_in_half(kinesis, stream_name, "shardId-000000000000")
         writer.join()
@@ -553,7 +410,7 @@ def test_merge_holds_the_child_until_both_parents_are_consumed(spark, request, k
     query = start_query(spark, server, stream_name, checkpoint, collector, maxRecordsPerTrigger=300)
     try:
         await_running(query)
-        writer = Writer(kinesis, stream_name).start(n, chunk=20, pause=0.1)
+        writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=20, pause=0.1)
         writer.wait_written(n // 2)
         merge(kinesis, stream_name, "shardId-000000000000", "shardId-000000000001")
         writer.join()
@@ -583,7 +440,7 @@ def test_chain_of_split_merge_and_update_shard_count_while_writing(spark, kinesi
     query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector)
     try:
         await_running(query)
-        writer = Writer(kinesis, stream_name).start(n, chunk=25, pause=0.1)
+        writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=25, pause=0.1)
         steps = [
             # A -> B, C, then B, C -> D: a merge whose parents are themselves children.
             lambda: split_in_half(kinesis, stream_name, "shardId-000000000000"),
@@ -616,26 +473,26 @@ def test_restart_from_a_checkpoint_taken_before_a_split(spark, kinesis_mock_serv
     parent = "shardId-000000000000"
     kinesis = streams.client(kinesis_mock_server)
     streams.create_stream(kinesis, stream_name, 1)
-    writer = Writer(kinesis, stream_name)
-    writer.write(1000)
+    writer = Writer(kinesis, stream_name, keys=KEYS)
+    writer.put_records(1000)
     checkpoint = tmp_path / "cp"
     collector = Collector()
 
     # First run: stop while the parent is only partly read.
     query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector, maxRecordsPerTrigger=150)
     try:
-        await_(lambda: len(commits(checkpoint)) >= 3 or not query.isActive, 90, "three committed batches")
+        wait_for(lambda: len(commits(checkpoint)) >= 3 or not query.isActive, 90, "three committed batches")
         assert query.isActive, query.exception()
     finally:
         query.stop()
     last_commit = commits(checkpoint)[-1]
-    at_stop = read_offset(checkpoint, last_commit, stream_name)[parent]
+    at_stop = shard_positions(checkpoint, last_commit, stream_name)[parent]
     assert "after" in at_stop and int(at_stop["after"]) < int(writer.last_sequence_on(parent)), (
         f"the parent should be partly read when the query stops: {at_stop}")
     first_run_batches = set(collector.batches)
 
     split_in_half(kinesis, stream_name, parent)
-    writer.write(1000)
+    writer.put_records(1000)
 
     query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector, maxRecordsPerTrigger=300)
     try:
@@ -646,7 +503,7 @@ def test_restart_from_a_checkpoint_taken_before_a_split(spark, kinesis_mock_serv
     span = check_all(rows, writer, kinesis, stream_name, checkpoint, max_latency=None)
 
     # The parent resumed right after its checkpointed position (not at its trim horizon).
-    parent_seqs = sorted(int(seq) for s, seq in writer.placed.values() if s == parent)
+    parent_seqs = sorted(int(a.sequence_number) for a in writer.acks.values() if a.shard == parent)
     resumed = [r for r in rows if r.shard == parent and r.batch > last_commit]
     assert resumed, "the parent's remaining records were not read after the restart"
     first_resumed = min(int(r.sequence_number) for r in resumed)
@@ -661,55 +518,11 @@ def test_restart_from_a_checkpoint_taken_before_a_split(spark, kinesis_mock_serv
 # Subprocess driver
 # ---------------------------------------------------------------------------------------------
 
-class Driver:
-    """tests/resharding_driver.py in its own process group."""
-
-    def __init__(self, folder: Path, source: Dict[str, str], checkpoint: Path, output: Path, **config: Any):
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.stop_file = folder / "stop"
-        self.config = dict(source=source, checkpoint=str(checkpoint), output=str(output), status=str(folder),
-                           stop_file=str(self.stop_file), max_seconds=240, **config)
-        self.proc: Optional[subprocess.Popen] = None
-
-    def start(self) -> "Driver":
-        cfg = self.folder / "config.json"
-        cfg.write_text(json.dumps(self.config))
-        env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", AWS_EC2_METADATA_DISABLED="true",
-                   PYSPARK_PYTHON=sys.executable)
-        self.log = open(self.folder / "driver.log", "w")
-        self.proc = subprocess.Popen([sys.executable, str(DRIVER), str(cfg)], stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        return self
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group (Python driver, JVM, Python workers)."""
-        if self.proc is None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(30)
-        self.log.close()
-
-    def stop(self, timeout: float = 60.0) -> int:
-        """Asks the driver to stop the query; kills it when it does not exit in time."""
-        self.stop_file.touch()
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise
-        self.kill()  # leftovers of the group, if any
-        return code
-
-    def tail(self, lines: int = 40) -> str:
-        path = self.folder / "driver.log"
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+def start_driver(drivers, name: str, source: Dict[str, str], checkpoint: Path, output: Path,
+                 **config: Any) -> Driver:
+    """tests/drivers/resharding_driver.py in its own process group."""
+    return drivers(name, RESHARDING_DRIVER, dict(source=source, checkpoint=str(checkpoint), output=str(output),
+                                                 max_seconds=240, **config))
 
 
 def await_driver_delivery(driver: Driver, output: Path, writer: Writer, kinesis, stream: str, checkpoint: Path,
@@ -722,44 +535,42 @@ def await_driver_delivery(driver: Driver, output: Path, writer: Writer, kinesis,
                 and all_closed_ended(checkpoint, stream, streams.list_shards(kinesis, stream)))
 
     try:
-        await_(done, timeout, "all records delivered by the driver", 0.25)
-    except TimeoutError as e:
+        wait_for(done, timeout, "all records delivered by the driver", interval=0.25)
+    except WaitFailed as e:
         rows = [r for _, b in sorted(read_batch_files(output).items()) for r in b]
-        raise TimeoutError(f"{e}; {diagnose(rows, writer, kinesis, stream, checkpoint)}\n"
-                           f"driver log:\n{driver.tail()}") from None
-    assert driver.alive(), f"the driver exited with {driver.proc.returncode}:\n{driver.tail()}"
+        raise WaitFailed(f"{e}; {diagnose(rows, writer, kinesis, stream, checkpoint)}\n"
+                         f"driver log:\n{driver.log_tail()}") from None
+    assert driver.alive(), f"the driver exited with {driver.poll()}:\n{driver.log_tail()}"
     time.sleep(2 * TRIGGER_MS / 1000)
-    assert driver.alive(), f"the driver exited with {driver.proc.returncode}:\n{driver.tail()}"
+    assert driver.alive(), f"the driver exited with {driver.poll()}:\n{driver.log_tail()}"
 
 
 # ---------------------------------------------------------------------------------------------
 # 7: one shard, four cores, split while the query runs (kinesis-mock)
 # ---------------------------------------------------------------------------------------------
 
-def test_one_shard_on_four_cores_survives_a_split(kinesis_mock_server, stream_name, tmp_path):
+def test_one_shard_on_four_cores_survives_a_split(kinesis_mock_server, stream_name, tmp_path, drivers):  # noqa: F811
     n = 2000
     kinesis = streams.client(kinesis_mock_server)
     streams.create_stream(kinesis, stream_name, 1)
     checkpoint, output = tmp_path / "cp", tmp_path / "out"
     source = dict(connector_options(kinesis_mock_server), streamName=stream_name, **SOURCE_OPTIONS)
-    driver = Driver(tmp_path / "driver", source, checkpoint, output, master="local[4]", trigger_ms=TRIGGER_MS)
-    driver.start()
+    driver = start_driver(drivers, "driver", source, checkpoint, output, master="local[4]", trigger_ms=TRIGGER_MS)
     try:
-        await_(lambda: (tmp_path / "driver" / "started.json").exists() or not driver.alive(), 90, "driver start")
-        assert driver.alive(), driver.tail()
-        writer = Writer(kinesis, stream_name).start(n, chunk=20, pause=0.1)
+        driver.await_started(90, interval=0.1)
+        assert driver.alive(), driver.log_tail()
+        writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=20, pause=0.1)
         writer.wait_written(n // 2)
         split_in_half(kinesis, stream_name, "shardId-000000000000")
         writer.join()
         await_driver_delivery(driver, output, writer, kinesis, stream_name, checkpoint)
-        assert driver.stop() == 0, driver.tail()
+        assert driver.stop() == 0, driver.log_tail()
     finally:
         driver.kill()
     rows = [r for _, b in sorted(read_batch_files(output).items()) for r in b]
     span = check_all(rows, writer, kinesis, stream_name, checkpoint)
     # No task failed and the connector logged no error (Spark's own noise at spark.stop() aside).
-    log = driver.tail(2000)
-    bad = [line for line in log.splitlines()
+    bad = [line for line in driver.log_lines(2000)
            if "Lost task" in line or "sparkkinesis" in line or "KINESIS_" in line or "query failed" in line]
     assert not bad, "\n".join(bad[:20])
     _summary("four-cores", span, rows)
@@ -785,7 +596,7 @@ CRASHES = [
 
 
 def _parent_state(checkpoint: Path, output: Path, stream: str, parent: str, parent_last: str) -> Dict[str, Any]:
-    offsets = read_offsets(checkpoint, stream)
+    offsets = all_shard_positions(checkpoint, stream)
     done = commits(checkpoint)
     last_records = [n for n, o in sorted(offsets.items()) if o.get(parent, {}).get("after") == parent_last]
     ended = [n for n, o in sorted(offsets.items()) if is_ended(o.get(parent))]
@@ -812,16 +623,17 @@ def _window_hit(window: str, s: Dict[str, Any]) -> bool:
     return s["end_batch"] == s["offsets"] == s["commits"] + 1 and s["end_batch_output"]
 
 
-def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock_server, stream_name, tmp_path):
+def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock_server, stream_name, tmp_path,
+                                                                   drivers):  # noqa: F811
     kinesis = streams.client(kinesis_mock_server)
     streams.create_stream(kinesis, stream_name, 1)
-    writer = Writer(kinesis, stream_name)
+    writer = Writer(kinesis, stream_name, keys=KEYS)
     last_of = {}
     for _, parent, _, _ in CRASHES:
-        writer.write(300)
+        writer.put_records(300)
         last_of[parent] = writer.last_sequence_on(parent)
         split_in_half(kinesis, stream_name, parent)
-    writer.write(300)
+    writer.put_records(300)
     checkpoint, output = tmp_path / "cp", tmp_path / "out"
     hits, states, calls_after = [], [], []
 
@@ -829,10 +641,9 @@ def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock
         source = dict(connector_options(proxy), streamName=stream_name, maxRecordsPerTrigger="200",
                       **SOURCE_OPTIONS)
         for run, (window, parent, trigger_ms, batch_sleep) in enumerate(CRASHES):
-            driver = Driver(tmp_path / f"run{run}", source, checkpoint, output, trigger_ms=trigger_ms,
-                            batch_sleep=batch_sleep)
             proxy.reset_counters()
-            driver.start()
+            driver = start_driver(drivers, f"run{run}", source, checkpoint, output, trigger_ms=trigger_ms,
+                                  batch_sleep=batch_sleep)
             try:
                 def reached():
                     if not driver.alive():
@@ -840,8 +651,8 @@ def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock
                     state = _parent_state(checkpoint, output, stream_name, parent, last_of[parent])
                     return _window_reached(window, state, set(commits(checkpoint)))
 
-                await_(reached, 150, f"window {window} of {parent}", interval=0.005)
-                assert driver.alive(), f"driver exited early:\n{driver.tail()}"
+                wait_for(reached, 150, f"window {window} of {parent}", interval=0.005)
+                assert driver.alive(), f"driver exited early:\n{driver.log_tail()}"
             finally:
                 driver.kill()
             if run > 0:
@@ -856,12 +667,11 @@ def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock
             if not hit:
                 warnings.warn(f"crash window {window} missed on {parent}: {shown}")
 
-        final = Driver(tmp_path / "final", source, checkpoint, output, trigger_ms=TRIGGER_MS)
         proxy.reset_counters()
-        final.start()
+        final = start_driver(drivers, "final", source, checkpoint, output, trigger_ms=TRIGGER_MS)
         try:
             await_driver_delivery(final, output, writer, kinesis, stream_name, checkpoint)
-            assert final.stop() == 0, final.tail()
+            assert final.stop() == 0, final.log_tail()
         finally:
             final.kill()
         calls_after.append(proxy.get_records_calls_by_shard())

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import connector_options
 from harness import streams
-from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
+from harness.fault_fixtures import create_stream, fault_proxy, landed  # noqa: F401 (fault_proxy: pytest fixture)
 from harness.fault_proxy import FAILED_PUT_ENTRIES
 
 MiB = 1024 * 1024
@@ -22,15 +22,6 @@ MiB = 1024 * 1024
 
 def _write(df, options, **extra):
     df.write.format("kinesis").options(**options, **extra).mode("append").save()
-
-
-def _landed(proxy, stream):
-    """What kinesalite holds, read with boto3 behind the proxy's back."""
-    return streams.read_all(streams.client(proxy.upstream_endpoint), stream)
-
-
-def _create(proxy, stream, shards):
-    streams.create_stream(streams.client(proxy.upstream_endpoint), stream, shards)
 
 
 def sink_metrics(spark):
@@ -52,7 +43,7 @@ def sink_metrics(spark):
 
 def test_limits_hold_for_mixed_sizes_and_every_row_lands_once(spark, fault_proxy, stream_name):
     """Done 1 / S1: 10,000 rows, some near 1 MiB with 256-character keys."""
-    _create(fault_proxy, stream_name, 4)
+    create_stream(fault_proxy, stream_name, 4)
     big = "id % 400 = 7 OR id BETWEEN 2000 AND 2011 OR id BETWEEN 7000 AND 7008"
     df = (spark.range(0, 10_000, 1, 3)
           .selectExpr("id",
@@ -70,16 +61,16 @@ def test_limits_hold_for_mixed_sizes_and_every_row_lands_once(spark, fault_proxy
     assert max(r.entry_count for r in requests) <= 500
     assert max(r.total_bytes for r in requests) <= 5 * MiB
     assert any(r.total_bytes > 4 * MiB for r in requests), "runs of near-1 MiB rows should fill calls by bytes"
-    landed = _landed(fault_proxy, stream_name)
-    ids = [int(r["data"].split(b"|", 1)[0][4:]) for r in landed]
+    records = landed(fault_proxy, stream_name)
+    ids = [int(r["data"].split(b"|", 1)[0][4:]) for r in records]
     assert len(ids) == 10_000, f"{len(ids)} records landed for 10,000 rows"
     assert sorted(ids) == list(range(10_000))
-    assert max(len(r["data"]) + len(r["partition_key"]) for r in landed) > MiB - 32
+    assert max(len(r["data"]) + len(r["partition_key"]) for r in records) > MiB - 32
 
 
 def test_only_throttled_entries_are_retried_and_counted(spark, fault_proxy, stream_name):
     """Done 2 / S2: 20% of entries fail as throttled, at random."""
-    _create(fault_proxy, stream_name, 2)
+    create_stream(fault_proxy, stream_name, 2)
     fault_proxy.fail_put_entries(0.2, seed=5)
     n = 3000
     df = spark.range(0, n, 1, 2).selectExpr("CAST(id AS STRING) AS data", "CAST(id % 40 AS STRING) AS partitionKey")
@@ -91,7 +82,7 @@ def test_only_throttled_entries_are_retried_and_counted(spark, fault_proxy, stre
     assert injected > n // 10
     sent = sum(r.entry_count for r in fault_proxy.put_records_requests())
     assert sent == n + injected, "only the failed entries may be sent again"
-    assert sorted(int(r["data"]) for r in _landed(fault_proxy, stream_name)) == list(range(n))
+    assert sorted(int(r["data"]) for r in landed(fault_proxy, stream_name)) == list(range(n))
     assert metrics["Kinesis records retried"] == injected
     assert metrics["Kinesis records throttled"] == injected
     assert metrics["Kinesis records written"] == n
@@ -100,7 +91,7 @@ def test_only_throttled_entries_are_retried_and_counted(spark, fault_proxy, stre
 
 def test_per_key_order_survives_partial_failures(spark, fault_proxy, stream_name):
     """Done 3 / S3: ordering=perKey, 30% of entries failed."""
-    _create(fault_proxy, stream_name, 3)
+    create_stream(fault_proxy, stream_name, 3)
     fault_proxy.fail_put_entries(0.3, seed=11)
     keys, per_key = 20, 40
     df = spark.range(0, keys * per_key, 1, 1).selectExpr(
@@ -111,7 +102,7 @@ def test_per_key_order_survives_partial_failures(spark, fault_proxy, stream_name
 
     assert fault_proxy.injected(FAILED_PUT_ENTRIES) > 50
     by_key = defaultdict(list)
-    for r in _landed(fault_proxy, stream_name):  # shard by shard, each in sequence order
+    for r in landed(fault_proxy, stream_name):  # shard by shard, each in sequence order
         key, seq = r["data"].decode().split(":")
         by_key[key].append(int(seq))
     assert len(by_key) == keys

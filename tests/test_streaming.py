@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
-import pytest
-
-from conftest import await_condition as _await, stream_reader as _reader
-from conftest import connector_options
+from conftest import stream_reader as _reader
 from harness import streams
-
-
-
-
+from harness.waiting import wait_for
 
 
 def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_server, stream_name, tmp_path):
@@ -26,7 +18,7 @@ def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_serve
              .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
     try:
         # Records written once the query is running are not part of what it was asked to read.
-        _await(lambda: query.lastProgress is not None or not query.isActive, 120, "first batch")
+        wait_for(lambda: query.lastProgress is not None or not query.isActive, 120, "first batch")
         streams.put_records(kinesis, stream_name, [(f"after-{i}", "k") for i in range(100)])
         query.awaitTermination(180)
         assert not query.isActive

@@ -7,13 +7,13 @@ straight to kinesalite (``fault_proxy.upstream_endpoint``), so the proxy sees on
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 
-from conftest import await_condition as _await, stream_reader as _reader
-from conftest import connector_options
+from conftest import stream_reader as _reader
+from harness import checkpoint as spark_log
 from harness import streams
+from harness.waiting import wait_for
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
 from harness.fault_proxy import EXPIRED_ITERATOR, THROTTLED_GET_RECORDS, UNKNOWN_SHARD
 
@@ -22,18 +22,6 @@ IDLE_FETCH_PERIOD_S = 2.0
 # Slack over IDLE_WINDOW_S / IDLE_FETCH_PERIOD_S calls per shard: a call already due when the window
 # opens, one landing right at its end, and some jitter in when prefetch rounds run.
 IDLE_CALL_SLACK = 3
-
-
-
-
-
-
-def _offset_log_batches(checkpoint, log="offsets") -> list:
-    """Batch ids in the checkpoint's offset log (or commit log)."""
-    folder = os.path.join(checkpoint, log)
-    if not os.path.isdir(folder):
-        return []
-    return sorted(int(f) for f in os.listdir(folder) if f.isdigit())
 
 
 def test_concurrent_prefetch_tasks_finish(spark, fault_proxy, stream_name, tmp_path):  # noqa: F811
@@ -87,19 +75,19 @@ def test_idle_stream_runs_no_batch_and_polls_each_shard_at_the_idle_period(
     try:
         # Running: the first batch (Spark always plans one from the initial offset) is done and every
         # shard has been polled at least once, so the query is in its steady idle state.
-        _await(lambda: query.lastProgress is not None or not query.isActive, 90, "the query's first batch")
+        wait_for(lambda: query.lastProgress is not None or not query.isActive, 90, "the query's first batch")
         assert query.isActive, query.exception()
 
         def polled_every_shard():
             by_shard = fault_proxy.get_records_calls_by_shard()
             return sum(1 for (s, _), n in by_shard.items() if s == stream_name and n > 0) == shard_count
 
-        _await(polled_every_shard, 30, "a GetRecords call on every shard")
+        wait_for(polled_every_shard, 30, "a GetRecords call on every shard")
         rows_before = sum(len(rows) for _, rows in batches)
         assert rows_before == 0, batches
         batch_id_before = query.lastProgress["batchId"]
-        offsets_before = _offset_log_batches(checkpoint)
-        commits_before = _offset_log_batches(checkpoint, "commits")
+        offsets_before = spark_log.offset_batches(checkpoint)
+        commits_before = spark_log.commits(checkpoint)
         assert offsets_before, "the first batch is in the offset log"
         calls_before = fault_proxy.get_records_calls_by_shard()
         started = time.monotonic()
@@ -110,8 +98,8 @@ def test_idle_stream_runs_no_batch_and_polls_each_shard_at_the_idle_period(
         calls_after = fault_proxy.get_records_calls_by_shard()
         assert query.isActive, query.exception()
         # No batch ran in the idle window: nothing new in the offset log, no new batch id, no rows.
-        assert _offset_log_batches(checkpoint) == offsets_before
-        assert _offset_log_batches(checkpoint, "commits") == commits_before
+        assert spark_log.offset_batches(checkpoint) == offsets_before
+        assert spark_log.commits(checkpoint) == commits_before
         # Spark's idle progress events (every 10 s without data) carry the id of the batch that would
         # run next, so an idle query shows at most the last planned batch id + 1.
         ids = [p["batchId"] for p in query.recentProgress]
@@ -134,7 +122,7 @@ def test_idle_stream_runs_no_batch_and_polls_each_shard_at_the_idle_period(
         # The query was alive all along: records written now arrive.
         new = [(f"late-{i}", f"k{i}") for i in range(20)]
         streams.put_records(kinesis, stream_name, new)
-        _await(lambda: sum(len(rows) for _, rows in batches) >= len(new) or not query.isActive, 60,
+        wait_for(lambda: sum(len(rows) for _, rows in batches) >= len(new) or not query.isActive, 60,
                "the records written after the idle window")
         assert query.isActive, query.exception()
         assert sorted(d for _, rows in batches for d in rows) == sorted(d for d, _ in new)

@@ -8,10 +8,7 @@ stops and restarts from a checkpoint whose offsets end inside an aggregate.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import time
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 # aws_kinesis_agg puts its own folder and site-packages at the front of sys.path when imported; undo that
@@ -22,9 +19,10 @@ try:
 finally:
     sys.path[:] = _saved_path
 
-from conftest import await_condition as _await, stream_reader as _reader
-from conftest import connector_options
+from conftest import stream_reader as _reader
+from harness import checkpoint as spark_log
 from harness import streams
+from harness.waiting import wait_for
 
 # Aggregation factors, cycled: 1 (an aggregate of one), small, prime and large ones.
 FACTORS = (1, 2, 3, 5, 8, 13, 1, 21, 34, 7, 55, 4, 64, 11)
@@ -72,10 +70,6 @@ def _make_records(user_count: int, plain_every: int = 6) -> Tuple[List[dict], Li
             entries.append({"Data": data.encode(), "PartitionKey": f"plain-key-{plain % 7}"})
             plain += 1
     return entries, expected
-
-
-
-
 
 
 class _Row(NamedTuple):
@@ -143,18 +137,6 @@ def test_kpl_aggregates_come_out_one_row_per_user_record(spark, local_kinesis_se
     assert sum(p["numInputRows"] for p in query.recentProgress) == len(expected)
 
 
-def _offset_log(checkpoint: str) -> Dict[int, dict]:
-    """The source offset of every batch in the checkpoint's offset log."""
-    folder = os.path.join(checkpoint, "offsets")
-    out = {}
-    for name in os.listdir(folder):
-        if name.isdigit():
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                lines = f.read().splitlines()
-            out[int(name)] = json.loads(lines[2])  # "v1", batch metadata, then one line per source
-    return out
-
-
 def test_kpl_restart_inside_an_aggregate_neither_repeats_nor_skips(spark, kinesalite_server, stream_name, tmp_path):
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 2)
@@ -182,8 +164,7 @@ def test_kpl_restart_inside_an_aggregate_neither_repeats_nor_skips(spark, kinesa
     # First run: stop after a few batches are committed.
     query = start(processingTime="0 seconds")
     try:
-        _await(lambda: len(os.listdir(os.path.join(checkpoint, "commits"))) >= 3 * 2 or not query.isActive,
-               120, "three committed batches")  # each commit leaves a file and its .crc
+        wait_for(lambda: len(spark_log.commits(checkpoint)) >= 3 or not query.isActive, 120, "three committed batches")
         assert query.isActive, query.exception()
     finally:
         query.stop()
@@ -193,7 +174,7 @@ def test_kpl_restart_inside_an_aggregate_neither_repeats_nor_skips(spark, kinesa
     # The restart starts inside an aggregate: the restarted query reads on from the end of the last batch
     # in the offset log (and re-reads that batch from the end of the one before if it was not committed),
     # and one of those ends is inside an aggregate on some shard.
-    ends = _offset_log(checkpoint)
+    ends = spark_log.source_offsets(checkpoint)
     last = max(ends)
     inside = [(b, shard) for b in (last - 1, last) if b in ends for shards in ends[b]["streams"].values()
               for shard, pos in shards.items() if pos.get("lastSub") is False]

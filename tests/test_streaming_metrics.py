@@ -6,14 +6,14 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import time
 import uuid
 
 import pytest
 
-from conftest import await_condition as _await
 from conftest import connector_options
+from harness import checkpoint as spark_log
 from harness import streams
+from harness.waiting import wait_for
 
 METRIC_KEYS = {
     "avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest", "bufferedRecords", "bufferedBytes",
@@ -27,13 +27,6 @@ def _options(server, stream, **extra):
 
 def _reader(spark, server, stream, **extra):
     return spark.readStream.format("kinesis").options(**_options(server, stream, **extra)).load()
-
-
-
-
-def _batch_ids(checkpoint, log="offsets"):
-    folder = os.path.join(checkpoint, log)
-    return sorted(int(f) for f in os.listdir(folder) if f.isdigit()) if os.path.isdir(folder) else []
 
 
 def _run_available_now(df, checkpoint, timeout=120):
@@ -117,7 +110,7 @@ def test_available_now_over_several_streams_reads_what_was_there(spark, kinesali
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(availableNow=True).start())
     try:
-        _await(lambda: batches or not query.isActive, 120, "the first batch")
+        wait_for(lambda: batches or not query.isActive, 120, "the first batch")
         assert query.isActive, "the query finished before records could be written behind it"
         for name in names:
             streams.put_records(kinesis, name, [(f"{name}/after-{i}", "late") for i in range(30)])
@@ -178,9 +171,9 @@ def test_available_now_restart_reads_only_new_records(spark, kinesalite_server, 
     assert run() == sorted(second)
 
     # Nothing new: the third run reads nothing and plans no batch.
-    planned = _batch_ids(checkpoint)
+    planned = spark_log.offset_batches(checkpoint)
     assert run() == []
-    assert _batch_ids(checkpoint) == planned
+    assert spark_log.offset_batches(checkpoint) == planned
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple, Union
 from urllib.parse import urlsplit
 
+from .waiting import WaitFailed, wait_for
+
 __all__ = [
     "FaultProxy",
     "PutRecordsRequest",
@@ -673,13 +675,12 @@ class FaultProxy:
 
     def wait_until(self, predicate: Callable[["FaultProxy"], bool], timeout: float = 30.0) -> bool:
         """Waits (at most ``timeout`` s) until ``predicate(proxy)`` holds; re-checked after every request."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not predicate(self):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._changed.wait(min(remaining, 0.5))
+        with self._changed:  # held while the predicate is looked at; released while waiting for a request
+            try:
+                wait_for(lambda: predicate(self), timeout, "the proxy's predicate", interval=0.5,
+                         sleep=self._changed.wait)
+            except WaitFailed:
+                return False
             return True
 
     def wait_for_calls(self, operation: str, at_least: int, timeout: float = 30.0) -> int:

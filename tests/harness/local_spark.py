@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Mapping
 
 
@@ -41,21 +42,40 @@ def run_script(main, usage: str) -> None:
     sys.exit(main(sys.argv[1]))
 
 
-def await_query(query, seconds: float, who: str, timeout_code: int = 1):
+def write_atomically(path, text: str) -> None:
+    """Writes a file under a temporary name and renames it, so a reader never sees it half written."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def await_query(query, seconds: float, who: str, timeout_code: int = 1, stop_file=None):
     """Waits for a driver script's streaming query, then stops it if it still runs.
 
-    Returns (exit code, progress as dicts): 0 when it ended cleanly, 1 when it failed, ``timeout_code`` when it was
-    still running after ``seconds``. The reason is printed to stderr, prefixed by ``who``."""
+    Returns (exit code, progress as dicts): 0 when it ended cleanly or was stopped because ``stop_file`` (a path,
+    looked at every 0.2 s) appeared, 1 when it failed, ``timeout_code`` when it was still running after
+    ``seconds``. The reason is printed to stderr, prefixed by ``who``."""
     import json
+    import time
 
     code = 0
+    deadline = time.monotonic() + seconds
     try:
-        if not query.awaitTermination(seconds):
-            print(f"{who}: the query was still running after {seconds:.0f} s; stopping it", file=sys.stderr)
-            code = timeout_code
-        elif query.exception() is not None:
-            print(f"{who}: the query failed: {query.exception()}", file=sys.stderr)
-            code = 1
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                print(f"{who}: the query was still running after {seconds:.0f} s; stopping it", file=sys.stderr)
+                code = timeout_code
+                break
+            # Spark takes whole, positive milliseconds.
+            if query.awaitTermination(max(0.001, remaining if stop_file is None else min(remaining, 0.2))):
+                if query.exception() is not None:
+                    print(f"{who}: the query failed: {query.exception()}", file=sys.stderr)
+                    code = 1
+                break
+            if stop_file is not None and os.path.exists(stop_file):
+                break  # stopped below
     except Exception as e:  # awaitTermination raises the query's failure
         print(f"{who}: the query failed: {e}", file=sys.stderr)
         code = 1

@@ -39,6 +39,11 @@ import urllib.request
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+try:
+    from .waiting import WaitFailed, wait_for
+except ImportError:  # run as a script: python tests/harness/standalone_cluster.py
+    from waiting import WaitFailed, wait_for
+
 __all__ = ["ClusterError", "StandaloneCluster", "host_usable", "spark_home", "start"]
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -125,6 +130,10 @@ class _Daemon:
         finally:
             self._log_file.close()  # the child holds its own descriptor
         self.pid = self.process.pid  # spark-class execs the JVM, so this is the JVM's PID
+
+    def poll(self) -> Optional[int]:
+        """None while the JVM runs, else its exit code."""
+        return self.process.poll()
 
     def running(self) -> bool:
         return self.process.poll() is None
@@ -239,16 +248,12 @@ class StandaloneCluster:
         self.stop()
 
 
-def _await(condition, cluster: StandaloneCluster, deadline: float, what: str) -> None:
-    while True:
-        value = condition()
-        if value:
-            return value
-        dead = [d for d in cluster.daemons() if not d.running()]
-        if dead or time.monotonic() > deadline:
-            reason = f"{dead[0].name} exited with {dead[0].process.returncode}" if dead else "timed out"
-            raise ClusterError(f"{reason} while waiting for {what}:\n{cluster.logs()}")
-        time.sleep(0.1)
+def _await(condition, cluster: StandaloneCluster, deadline: float, what: str):
+    """``wait_for`` the condition until ``deadline`` (monotonic), failing at once when a daemon exits; its value."""
+    try:
+        return wait_for(condition, deadline - time.monotonic(), what, process=cluster.daemons(), log=cluster.logs)
+    except WaitFailed as e:
+        raise ClusterError(str(e)) from None
 
 
 def _base_env(workdir: Path) -> Dict[str, str]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A standalone PySpark driver for the resharding tests (tests/test_resharding.py).
+"""A standalone PySpark driver for the resharding tests (tests/test_resharding.py), run by ``harness.streaming.Driver``.
 
 The tests start it as a subprocess in its own session (``start_new_session=True``), so one ``os.killpg`` with
 SIGKILL ends the whole driver (this Python process and the JVM it launches) at a chosen point of the
@@ -7,7 +7,7 @@ checkpoint's life, or they ask it to stop cleanly by creating the ``stop_file``.
 
 Usage::
 
-    python tests/resharding_driver.py CONFIG_JSON_FILE
+    python tests/drivers/resharding_driver.py CONFIG_JSON_FILE
 
 The config file is one JSON object:
 
@@ -37,15 +37,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for harness
 
-from harness.local_spark import local_session, run_script  # noqa: E402
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+from harness.local_spark import await_query, local_session, run_script, write_atomically  # noqa: E402
 
 
 def main(config_path: str) -> int:
@@ -67,7 +61,7 @@ def main(config_path: str) -> int:
         rows = [[r.data, r.partitionKey, r.shardId, r.sequenceNumber, r.subSequenceNumber]
                 for r in batch_df.collect()]
         now = time.time()
-        _write_atomically(output / f"batch-{batch_id:06d}.json",
+        write_atomically(output / f"batch-{batch_id:06d}.json",
                           json.dumps({"batch": batch_id, "pid": os.getpid(), "time": now, "rows": rows}))
         with open(runs_log, "a") as f:
             f.write(json.dumps({"batch": batch_id, "pid": os.getpid(), "rows": len(rows), "time": now}) + "\n")
@@ -78,30 +72,12 @@ def main(config_path: str) -> int:
              .option("checkpointLocation", config["checkpoint"])
              .trigger(processingTime=f"{int(config.get('trigger_ms', 500))} milliseconds")
              .start())
-    _write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
+    write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
                                                           "runId": str(query.runId)}))
-    code = 0
-    deadline = time.monotonic() + float(config.get("max_seconds", 300))
     try:
-        while True:
-            if query.awaitTermination(0.2):
-                if query.exception() is not None:
-                    print(f"resharding_driver: query failed: {query.exception()}", file=sys.stderr)
-                    code = 1
-                break
-            if stop_file is not None and stop_file.exists():
-                query.stop()
-                break
-            if time.monotonic() > deadline:
-                print("resharding_driver: query still running after max_seconds; stopping it", file=sys.stderr)
-                code = 3
-                break
-    except Exception as e:  # awaitTermination raises the query's failure
-        print(f"resharding_driver: query failed: {e}", file=sys.stderr)
-        code = 1
+        code, _ = await_query(query, float(config.get("max_seconds", 300)), "resharding_driver", timeout_code=3,
+                              stop_file=stop_file)
     finally:
-        if query.isActive:
-            query.stop()
         spark.stop()
     return code
 

@@ -4,7 +4,7 @@ PySpark's local Spark Connect server (``remote("local[2]")``) runs in a JVM that
 starts, and PySpark refuses it when that process already has a classic session (the pytest process has one), so
 the Connect session lives in this separate process.
 
-Usage: ``python tests/connect_app.py CONFIG_JSON`` with the keys
+Usage: ``python tests/drivers/connect_app.py CONFIG_JSON`` with the keys
 
 * ``remote``: ``local[2]`` (a local server started here, with the jar from ``configure_spark_with_kinesis``) or
   ``sc://localhost:PORT`` (a server started elsewhere with the jar; its token in SPARK_CONNECT_AUTHENTICATE_TOKEN);

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A standalone PySpark driver that runs one streaming query from the Kinesis source, for crash tests.
 
-tests/test_streaming_exactly_once.py starts it as a subprocess in its own session, so it can SIGKILL the whole
-driver (this Python process, the JVM it launches and the JVM's Python workers) with one ``os.killpg``.
+tests/test_streaming_exactly_once.py and tests/test_cluster.py start it with ``harness.streaming.Driver``, a subprocess
+in its own session, so they can SIGKILL the whole driver (this Python process, the JVM it launches and the JVM's
+Python workers) with one ``os.killpg``.
 
 Usage::
 
-    python tests/streaming_driver.py CONFIG_JSON_FILE
+    python tests/drivers/streaming_driver.py CONFIG_JSON_FILE
 
 The config file is one JSON object:
 
@@ -24,6 +25,7 @@ The config file is one JSON object:
 * ``status``: a folder where the driver writes ``started.json`` once the query runs, ``events.jsonl`` (one line
   per listener event: ``started``, ``progress`` with batch id and row count, ``idle``, ``terminated``) and
   ``progress.json`` (the recent progress) when it ends.
+* ``stop_file`` (optional): when this file exists the driver stops the query and exits 0.
 * ``max_seconds``: the driver stops the query and exits with code 3 when it is still running after this long.
 
 Exit codes: 0 the query ended by itself (AvailableNow) or was stopped cleanly, 1 the query failed, 3 timeout.
@@ -37,15 +39,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for harness
 
-from harness.local_spark import await_query, local_session, parsed_test_records, run_script  # noqa: E402
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+from harness.local_spark import (  # noqa: E402
+    await_query, local_session, parsed_test_records, run_script, write_atomically,
+)
 
 
 def add_event_log(spark, path: Path) -> None:
@@ -162,18 +160,19 @@ def main(config_path: str) -> int:
                 "mismatches": len(a ^ b) + abs(len(first) - len(a)) + abs(len(second) - len(b)),
                 "rows": [list(r) for r in first],
             }
-            _write_atomically(Path(output) / f"batch-{batch_id:06d}.json", json.dumps(result))
+            write_atomically(Path(output) / f"batch-{batch_id:06d}.json", json.dumps(result))
 
         writer = writer.foreachBatch(each_batch)
     else:
         raise SystemExit(f"unknown sink {sink!r}")
 
     query = writer.start()
-    _write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
+    write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
                                                           "runId": str(query.runId)}))
     try:
-        code, progress = await_query(query, float(config.get("max_seconds", 300)), "streaming_driver", timeout_code=3)
-        _write_atomically(status / "progress.json", json.dumps(progress))
+        code, progress = await_query(query, float(config.get("max_seconds", 300)), "streaming_driver", timeout_code=3,
+                                     stop_file=config.get("stop_file"))
+        write_atomically(status / "progress.json", json.dumps(progress))
     finally:
         spark.stop()
     return code

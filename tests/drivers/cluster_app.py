@@ -12,7 +12,7 @@ It takes the connector from ``spark-submit --jars`` (not from ``configure_spark_
 
 Usage::
 
-    spark-submit --master spark://HOST:PORT --jars "$(python -m spark_kinesis jar)" tests/cluster_app.py CONFIG
+    spark-submit --master spark://HOST:PORT --jars "$(python -m spark_kinesis jar)" tests/drivers/cluster_app.py CONFIG
 
 CONFIG is a JSON file: ``stream``, ``options`` (connector options for both directions: ``endpointUrl``, ``region``,
 credentials, ``cborEnabled``), ``records``, ``keys``, ``maxRecordsPerTrigger``, ``checkpoint``, ``output``,
@@ -25,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for harness
 
 from harness.local_spark import await_query, parsed_test_records, run_script  # noqa: E402
 
