@@ -36,7 +36,12 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
   private val metrics = new SourceMetrics
 
-  override def initialOffset(): Offset = {
+  /**
+   * The query's first offset, read from (or written to) the checkpoint once per run: Spark asks for it on every
+   * trigger until the first batch, which for a quiet stream read from `latest` would otherwise be a checkpoint
+   * read per trigger (requests to S3 or HDFS).
+   */
+  private lazy val firstOffset: KinesisSourceOffset = {
     val spark = SparkSession.active
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
       val start = options.initialPosition.getOrElse(StartPosition.Latest) match {
@@ -52,6 +57,8 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
       }.toMap)
     }
   }
+
+  override def initialOffset(): Offset = firstOffset
 
   override def deserializeOffset(json: String): Offset = OffsetJson.read(json, offsetLog)
 

@@ -98,6 +98,23 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     assert(batches.size >= 6)
     assert(batches.values.flatten.toSeq.sorted == (0 until 600).map(i => s"r$i").sorted)
   }
+
+  test("the initial offset is read from the checkpoint once per run, not on every trigger before the first batch") {
+    val stream = freshStream(server, "source-initial", 2)
+    spark.sparkContext // the source takes the active session's Hadoop configuration
+    val dir = Files.createTempDirectory("kinesis-source").resolve("sources").resolve("0")
+    val source = new KinesisMicroBatchStream(
+      SourceOptions.parse((options(server, stream) + ("initialPosition" -> "latest")).asJava), dir.toString)
+    try {
+      val first = source.initialOffset()
+      val file = dir.resolve("kinesis-initial-offset.json")
+      assert(Files.exists(file))
+      Files.delete(file)
+      // A second trigger without a batch: the same offset, and no checkpoint read (or write) behind it.
+      assert(source.initialOffset() == first)
+      assert(!Files.exists(file), "the checkpoint was read or written again")
+    } finally source.stop()
+  }
 }
 
 object KinesisStreamingSourceSuite {
