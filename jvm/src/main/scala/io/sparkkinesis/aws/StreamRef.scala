@@ -8,8 +8,9 @@ final case class StreamRef(name: String, arn: Option[String], arnRegion: Option[
 }
 
 object StreamRef {
-  private val NamePattern = "[A-Za-z0-9_.-]{1,128}".r
-  private val ArnPattern = "arn:(aws[a-z-]*):kinesis:([a-z0-9-]+):([0-9]{12}):stream/([A-Za-z0-9_.-]{1,128})".r
+  // Visible to config.OptionsDoc, which writes them into the Python package's checks.
+  private[sparkkinesis] val NamePattern = "[A-Za-z0-9_.-]{1,128}".r
+  private[sparkkinesis] val ArnPattern = "arn:(aws[a-z-]*):kinesis:([a-z0-9-]+):([0-9]{12}):stream/([A-Za-z0-9_.-]{1,128})".r
 
   def parse(text: String): StreamRef = text.trim match {
     case ArnPattern(_, region, _, name) => StreamRef(name, Some(text.trim), Some(region))
