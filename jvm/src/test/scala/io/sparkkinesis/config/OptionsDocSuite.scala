@@ -5,6 +5,8 @@ import java.nio.file.{Files, Paths}
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.aws.StreamRef
+
 class OptionsDocSuite extends AnyFunSuite {
 
   test("docs/options.md is what the registry generates (run `make docs` after changing an option)") {
@@ -15,6 +17,19 @@ class OptionsDocSuite extends AnyFunSuite {
   test("python/spark_kinesis/options.py is what the registry generates (run `make docs` after changing an option)") {
     val checkedIn = new String(Files.readAllBytes(Paths.get("python/spark_kinesis/options.py")), StandardCharsets.UTF_8)
     assert(checkedIn == OptionsDoc.python, "python/spark_kinesis/options.py is stale: run `make docs` and commit the result")
+  }
+
+  test("the Python checks carry the connector's stream patterns, value descriptions and initial positions") {
+    val py = OptionsDoc.python
+    assert(py.contains("STREAM_NAME_PATTERN: Final = \"" + StreamRef.NamePattern.regex + "\"\n"))
+    assert(py.contains("STREAM_ARN_PATTERN: Final = \"" + StreamRef.ArnPattern.regex + "\"\n"))
+    KinesisOptions.all.foreach(s => assert(py.contains("\"" + s.kind.describe + "\"),"), s.name))
+    val positions = KinesisOptions.InitialPosition.kind match {
+      case OptionKind.Choice(values) => values
+      case other => fail(s"initialPosition is ${other.typeName}, not a choice")
+    }
+    assert(positions.contains("trim_horizon"))
+    assert(py.contains(positions.map(p => "\"" + p + "\"").mkString("InitialPositionValue: TypeAlias = Literal[", ", ", "]\n")))
   }
 
   test("every option is documented with its name, default and since-version") {
