@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import doctest
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,13 @@ def test_constants_cover_every_option_and_initial_positions_are_valid():
     assert names == set(OPTIONS)
     assert set(OPTIONS["initialPosition"].choices) == {
         InitialPosition.LATEST, InitialPosition.TRIM_HORIZON, InitialPosition.EARLIEST, InitialPosition.AT_TIMESTAMP}
+
+
+def test_initial_position_is_typed_with_the_registry_choices():
+    # The Literal is generated from the registry; the helpers' signatures use it.
+    assert typing.get_args(spark_kinesis.InitialPositionValue) == OPTIONS["initialPosition"].choices
+    for helper in (kinesis_stream, read_kinesis):
+        assert typing.get_type_hints(helper)["initial_position"] == spark_kinesis.InitialPositionValue
 
 
 def test_value_descriptions_and_stream_patterns_come_from_the_registry():
