@@ -15,12 +15,12 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python fmt docs demo bench-venv bench-source bench-sink clean publish-local
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python fmt typecheck docs demo bench-venv bench-source bench-sink clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
 	@echo "make test   - build the jar and the wheel and run every Scala and Python test against local servers"
-	@echo "make jar | wheel | servers | test-scala | test-python | fmt | docs | clean"
+	@echo "make jar | wheel | servers | test-scala | test-python | fmt | typecheck | docs | clean"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/requirements-dev.txt
@@ -56,9 +56,14 @@ test-scala: venv servers
 test-python: install-wheel servers
 	$(PY) -m pytest tests
 
-# One sbt start for the format check, assembly and the Scala suites, then the Python suites through the installed
-# wheel. The format check fails the run on Scala code that `make fmt` would change.
-test: venv servers
+# Static types of the Python package and the examples: mypy in strict mode (config in python/pyproject.toml).
+typecheck: venv
+	$(PY) -m mypy --config-file python/pyproject.toml python/spark_kinesis examples
+
+# The type check first (it takes seconds), then one sbt start for the format check, assembly and the Scala suites,
+# then the Python suites through the installed wheel. The format check fails the run on Scala code that
+# `make fmt` would change.
+test: venv servers typecheck
 	$(SBT) connector/scalafmtCheckAll connector/assembly connector/test
 	$(MAKE) --no-print-directory test-python
 
@@ -66,7 +71,7 @@ test: venv servers
 fmt: venv
 	$(SBT) connector/scalafmtAll
 
-# Regenerates docs/options.md and the Python option constants from the registry (a test fails when stale).
+# Regenerates docs/options.md and the Python option constants and checks from the registry (a test fails when stale).
 docs: venv
 	$(SBT) "connector/runMain io.sparkkinesis.config.OptionsDoc docs/options.md python/spark_kinesis/options.py"
 

@@ -17,11 +17,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from harness import local_kinesis, streams  # noqa: E402
+# The test harness (tests/harness) starts the local server; it is not type-checked, so mypy sees it as Any.
+from harness import local_kinesis, streams  # type: ignore[import-not-found]  # noqa: E402
 
 STREAM = "demo-orders"
 RATE = 300          # records per second
@@ -29,7 +31,7 @@ SECONDS = 20        # how long the writer writes
 CUSTOMERS = 40
 
 
-def writer(kinesis, written: list, stop: threading.Event, split_done: threading.Event) -> None:
+def writer(kinesis: Any, written: List[Tuple[str, str]], stop: threading.Event, split_done: threading.Event) -> None:
     """Writes RATE orders per second for SECONDS seconds, splitting shard 0 halfway."""
     order_id = 0
     started = time.monotonic()
@@ -74,7 +76,7 @@ def main() -> int:
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
         spark = configure_spark_with_kinesis(builder).getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
-        written: list = []
+        written: List[Tuple[str, str]] = []
         stop = threading.Event()
         split_done = threading.Event()
         try:

@@ -6,9 +6,15 @@ Copy this file along with the example you start from; it needs only PySpark and 
 from __future__ import annotations
 
 import argparse
-from typing import Dict, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, Iterable, Mapping, Optional, Set, Tuple
 
-__all__ = ["make_parser", "parse_options", "spark_session", "trigger", "run_query"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.listener import StreamingQueryProgress
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+__all__ = ["make_parser", "parse_options", "spark_session", "with_trigger", "run_query"]
 
 
 def make_parser(doc: str, output_help: str) -> argparse.ArgumentParser:
@@ -43,7 +49,7 @@ def make_parser(doc: str, output_help: str) -> argparse.ArgumentParser:
 
 def parse_options(pairs: Iterable[str], parser: argparse.ArgumentParser) -> Dict[str, str]:
     """``["name=value", ...]`` as a dict; a pair without ``=`` is a usage error."""
-    options = {}
+    options: Dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
@@ -52,7 +58,7 @@ def parse_options(pairs: Iterable[str], parser: argparse.ArgumentParser) -> Dict
     return options
 
 
-def spark_session(app_name: str, conf: Optional[Mapping[str, str]] = None):
+def spark_session(app_name: str, conf: Optional[Mapping[str, str]] = None) -> SparkSession:
     """A session with the connector's jar (from the installed spark-kinesis wheel) on its classpath.
 
     The master comes from spark-submit, or local[*] when the script is run with plain ``python``.
@@ -70,11 +76,11 @@ def spark_session(app_name: str, conf: Optional[Mapping[str, str]] = None):
     return spark
 
 
-def trigger(args: argparse.Namespace) -> Dict[str, object]:
-    """Keyword arguments for ``DataStreamWriter.trigger``."""
+def with_trigger(writer: DataStreamWriter, args: argparse.Namespace) -> DataStreamWriter:
+    """``writer`` with the trigger of ``--available-now`` or ``--trigger-interval``."""
     if args.available_now:
-        return {"availableNow": True}
-    return {"processingTime": args.trigger_interval}
+        return writer.trigger(availableNow=True)
+    return writer.trigger(processingTime=args.trigger_interval)
 
 
 def _number(value: object) -> float:
@@ -84,7 +90,7 @@ def _number(value: object) -> float:
         return 0.0
 
 
-def progress_line(name: str, progress) -> str:
+def progress_line(name: str, progress: StreamingQueryProgress) -> str:
     """One line for one micro-batch: records, time, and the source's lag and shard metrics."""
     sources = progress["sources"] or []
     metrics = (sources[0]["metrics"] if sources else None) or {}
@@ -98,7 +104,7 @@ def progress_line(name: str, progress) -> str:
             f"shards open {metrics.get('openShards', '?')}, closed {metrics.get('closedShards', '?')}")
 
 
-def run_query(query, name: str) -> int:
+def run_query(query: StreamingQuery, name: str) -> int:
     """Print a progress line per micro-batch until the query ends; 0 when it ended well, 1 when it failed.
 
     With Trigger.AvailableNow the query ends by itself; otherwise Ctrl-C stops it (the checkpoint keeps its
@@ -106,7 +112,7 @@ def run_query(query, name: str) -> int:
     """
     from spark_kinesis.errors import from_exception
 
-    printed = set()
+    printed: Set[Tuple[object, object]] = set()
     totals = {"records": 0, "batches": 0}
 
     def print_new() -> None:

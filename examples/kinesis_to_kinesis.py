@@ -25,14 +25,15 @@ Without --available-now it runs until Ctrl-C, a batch every --trigger-interval; 
 from __future__ import annotations
 
 import sys
+from typing import Optional, Sequence
 
-from example_support import make_parser, parse_options, run_query, spark_session, trigger
+from example_support import make_parser, parse_options, run_query, spark_session, with_trigger
 
 NAME = "kinesis_to_kinesis"
 ORDER = "order_id STRING, customer STRING, amount DOUBLE, status STRING"
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = make_parser(__doc__, "the stream to write to (name or ARN)")
     parser.add_argument("--min-amount", type=float, default=0.0,
                         help="keep paid orders of at least this amount (default: 0)")
@@ -64,11 +65,10 @@ def main(argv=None) -> int:
             F.col("sequenceNumber").alias("source_sequence"))).alias("data"),
         F.col("o.customer").alias("partitionKey"))
 
-    query = (write_kinesis(out, args.output, region=args.region, endpoint_url=args.endpoint_url, **sink_options)
-             .option("checkpointLocation", args.checkpoint)
-             .trigger(**trigger(args))
-             .queryName(NAME)
-             .start())
+    # A streaming DataFrame gets its DataStreamWriter back (a batch one is written at once, and gets None).
+    writer = write_kinesis(out, args.output, region=args.region, endpoint_url=args.endpoint_url, **sink_options)
+    assert writer is not None
+    query = with_trigger(writer.option("checkpointLocation", args.checkpoint).queryName(NAME), args).start()
     print(f"[{NAME}] reading {args.stream}, writing paid orders to {args.output} (checkpoint {args.checkpoint})",
           flush=True)
     return run_query(query, NAME)

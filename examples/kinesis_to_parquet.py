@@ -21,13 +21,14 @@ line with its record count and how far behind the stream's tip the query is.
 from __future__ import annotations
 
 import sys
+from typing import Optional, Sequence
 
-from example_support import make_parser, parse_options, run_query, spark_session, trigger
+from example_support import make_parser, parse_options, run_query, spark_session, with_trigger
 
 NAME = "kinesis_to_parquet"
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = make_parser(__doc__, "the Parquet folder to write (any Hadoop path)")
     args = parser.parse_args(argv)
     options = parse_options(args.option, parser)
@@ -42,13 +43,12 @@ def main(argv=None) -> int:
     records = kinesis_stream(spark, args.stream, region=args.region, endpoint_url=args.endpoint_url,
                              initial_position=args.initial_position, **options)
     archive = records.withColumn("arrival_date", F.to_date("approximateArrivalTimestamp"))
-    query = (archive.writeStream.format("parquet")
-             .option("path", args.output)
-             .option("checkpointLocation", args.checkpoint)
-             .partitionBy("arrival_date")
-             .trigger(**trigger(args))
-             .queryName(NAME)
-             .start())
+    writer = (archive.writeStream.format("parquet")
+              .option("path", args.output)
+              .option("checkpointLocation", args.checkpoint)
+              .partitionBy("arrival_date")
+              .queryName(NAME))
+    query = with_trigger(writer, args).start()
     print(f"[{NAME}] reading {args.stream} into {args.output} (checkpoint {args.checkpoint})", flush=True)
     return run_query(query, NAME)
 

@@ -24,13 +24,17 @@ Without --available-now it runs until Ctrl-C. Each batch prints a progress line 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Optional, Sequence
 
-from example_support import make_parser, parse_options, run_query, spark_session, trigger
+from example_support import make_parser, parse_options, run_query, spark_session, with_trigger
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 NAME = "windowed_aggregation"
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = make_parser(__doc__, "the Parquet folder the updated windows are appended to")
     parser.add_argument("--window", default="1 minute", help="window length (default: 1 minute)")
     parser.add_argument("--watermark", default="30 seconds",
@@ -59,7 +63,7 @@ def main(argv=None) -> int:
                   .select(F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"),
                           "partitionKey", "records", "bytes"))
 
-    def write_batch(batch, batch_id: int) -> None:
+    def write_batch(batch: DataFrame, batch_id: int) -> None:
         batch = batch.withColumn("batch_id", F.lit(batch_id)).persist()
         try:
             batch.write.mode("append").parquet(args.output)
@@ -77,12 +81,11 @@ def main(argv=None) -> int:
         finally:
             batch.unpersist()
 
-    query = (per_window.writeStream.outputMode("update")
-             .foreachBatch(write_batch)
-             .option("checkpointLocation", args.checkpoint)
-             .trigger(**trigger(args))
-             .queryName(NAME)
-             .start())
+    writer = (per_window.writeStream.outputMode("update")
+              .foreachBatch(write_batch)
+              .option("checkpointLocation", args.checkpoint)
+              .queryName(NAME))
+    query = with_trigger(writer, args).start()
     print(f"[{NAME}] counting {args.stream} per {args.window} window (watermark {args.watermark}) into "
           f"{args.output}", flush=True)
     return run_query(query, NAME)

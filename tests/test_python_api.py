@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import doctest
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 import spark_kinesis
 from spark_kinesis import (InitialPosition, KinesisOptions, configure_spark_with_kinesis, errors, kinesis_stream,
                            read_kinesis, write_kinesis)
+from spark_kinesis import options as generated
 from spark_kinesis._validate import normalize
 from spark_kinesis.errors import KinesisOptionError, KinesisSchemaError, KinesisStreamNotFoundError, from_exception
 from spark_kinesis.options import OPTIONS
@@ -66,6 +68,29 @@ def test_constants_cover_every_option_and_initial_positions_are_valid():
     assert names == set(OPTIONS)
     assert set(OPTIONS["initialPosition"].choices) == {
         InitialPosition.LATEST, InitialPosition.TRIM_HORIZON, InitialPosition.EARLIEST, InitialPosition.AT_TIMESTAMP}
+
+
+def test_initial_position_is_typed_with_the_registry_choices():
+    # The Literal is generated from the registry; the helpers' signatures use it.
+    assert typing.get_args(spark_kinesis.InitialPositionValue) == OPTIONS["initialPosition"].choices
+    for helper in (kinesis_stream, read_kinesis):
+        assert typing.get_type_hints(helper)["initial_position"] == spark_kinesis.InitialPositionValue
+
+
+def test_value_descriptions_and_stream_patterns_come_from_the_registry():
+    # What a value must be is the connector's own wording (generated), plus the Python values it takes.
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", max_fetch_rate="fast")
+    assert f"must be {OPTIONS['maxFetchRate'].describe}." in str(err.value)
+    assert "a size in bytes from 1024 to 104857600" in str(err.value)
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", initial_timestamp="yesterday")
+    assert f"must be {OPTIONS['initialTimestamp'].describe}, or a timezone-aware datetime.datetime." in str(err.value)
+    assert re.fullmatch(generated.STREAM_ARN_PATTERN, "arn:aws-cn:kinesis:cn-north-1:123456789012:stream/a.b-c_d")
+    with _validation_passed():
+        read_kinesis(NoJvm(), "arn:aws-us-gov:kinesis:us-gov-west-1:123456789012:stream/orders")
+    with pytest.raises(KinesisOptionError, match="Stream 'arn:aws:kinesis:eu-west-1:123:stream/orders'"):
+        read_kinesis(NoJvm(), "arn:aws:kinesis:eu-west-1:123:stream/orders")
 
 
 def test_connector_errors_become_python_exceptions(spark, kinesalite_server):
@@ -125,7 +150,8 @@ def test_python_values_of_the_wrong_kind_name_the_argument():
     assert "Option 'initial_timestamp' has the naive datetime '2026-01-31T00:00:00'; give it a timezone" in str(err.value)
     with pytest.raises(KinesisOptionError) as err:
         kinesis_stream(NoJvm(), "orders", min_fetch_period="fast")
-    assert "Option 'min_fetch_period' has the value 'fast', but it must be a duration such as 200ms" in str(err.value)
+    assert ("Option 'min_fetch_period' has the value 'fast', but it must be a duration from 200ms to 240s such as "
+            "200ms, 5s or 2m (or a datetime.timedelta)") in str(err.value)
     with pytest.raises(KinesisOptionError) as err:
         kinesis_stream(NoJvm(), "orders", fetch_buffer_size=dt.timedelta(seconds=1))
     assert "Option 'fetch_buffer_size' takes a size in bytes" in str(err.value)

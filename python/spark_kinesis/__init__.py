@@ -14,13 +14,14 @@ classes of :mod:`spark_kinesis.errors`.
 
 from spark_kinesis import errors
 from spark_kinesis._jar import __version__, jar_path
-from spark_kinesis.io import InitialPosition, kinesis_stream, read_kinesis, write_kinesis
+from spark_kinesis.io import InitialPosition, InitialPositionValue, kinesis_stream, read_kinesis, write_kinesis
 from spark_kinesis.options import KinesisOptions
 from spark_kinesis.session import configure_spark_with_kinesis
 
 __all__ = [
     "__version__",
     "InitialPosition",
+    "InitialPositionValue",
     "KinesisOptions",
     "configure_spark_with_kinesis",
     "errors",

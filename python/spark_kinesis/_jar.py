@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Dict
 
 __all__ = ["__version__", "jar_path", "built_for"]
 
@@ -36,13 +37,14 @@ def jar_path() -> str:
     return str(Path(str(candidate)).resolve())
 
 
-def built_for() -> dict:
+def built_for() -> Dict[str, str]:
     """The versions the bundled jar records: ``version``, ``sparkVersion``, ``scalaVersion``."""
     import zipfile
 
     with zipfile.ZipFile(jar_path()) as jar:
         text = jar.read("spark-kinesis-version.properties").decode("utf-8")
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
+    return {key: value for key, _, value in pairs}
 
 
 def check_versions(pyspark_version: str) -> None:

@@ -16,3 +16,4 @@ class OptionInfo(NamedTuple):
     minimum: Optional[int]
     maximum: Optional[int]
     secret: bool
+    describe: str  # what a value must be, as the connector's errors say it ("a whole number from 1 to 500")

@@ -12,7 +12,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from spark_kinesis._option_info import OptionInfo
 from spark_kinesis.errors import KinesisOptionError
-from spark_kinesis.options import OPTIONS
+from spark_kinesis.options import OPTIONS, STREAM_ARN_PATTERN, STREAM_NAME_PATTERN
 
 __all__ = ["mentions", "normalize", "stream_names"]
 
@@ -24,23 +24,25 @@ def _fold(name: str) -> str:
 
 _BY_FOLDED: Dict[str, OptionInfo] = {_fold(name): info for name, info in OPTIONS.items()}
 
-# The connector's rules for a stream (io.sparkkinesis.aws.StreamRef).
-_STREAM_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-_STREAM_ARN = re.compile(r"arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[A-Za-z0-9_.-]{1,128}")
+# The connector's rules for a stream (io.sparkkinesis.aws.StreamRef), generated into spark_kinesis.options.
+_STREAM_NAME = re.compile(STREAM_NAME_PATTERN)
+_STREAM_ARN = re.compile(STREAM_ARN_PATTERN)
 
 _DURATION = re.compile(r"\s*\d+\s*(ms|s|m|h)?\s*", re.IGNORECASE)
 _BYTES = re.compile(r"\s*\d+\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
 _TIMESTAMP = re.compile(r"\s*(\d+|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))\s*",
                         re.IGNORECASE)
 
-_DESCRIBE = {
-    "boolean": "true or false",
-    "string": "a non-empty string",
-    "duration": "a duration such as 200ms, 5s or 2m (or a datetime.timedelta)",
-    "bytes": "a size in bytes, optionally with a suffix k, m or g (binary units), e.g. 5m",
-    "timestamp": ("an ISO-8601 instant with an offset such as 2026-01-31T12:00:00Z, milliseconds since the epoch, "
-                  "or a timezone-aware datetime.datetime"),
+# The Python values an option takes besides the text the connector describes (OptionInfo.describe).
+_PYTHON_VALUES: Dict[str, str] = {
+    "duration": " (or a datetime.timedelta)",
+    "timestamp": ", or a timezone-aware datetime.datetime",
 }
+
+
+def _describe(info: OptionInfo) -> str:
+    """What a value of the option must be: the connector's words, plus the Python values it takes."""
+    return info.describe + _PYTHON_VALUES.get(info.type, "")
 
 
 def _error(condition: str, message: str) -> KinesisOptionError:
@@ -65,12 +67,12 @@ def _text(info: OptionInfo, shown: str, value: object) -> str:
     if isinstance(value, _dt.timedelta):
         if info.type != "duration":
             raise _error("KINESIS_INVALID_OPTION_VALUE",
-                         f"Option '{shown}' takes {_DESCRIBE.get(info.type, info.type)}, not a timedelta.")
+                         f"Option '{shown}' takes {_describe(info)}, not a timedelta.")
         return f"{int(value / _dt.timedelta(milliseconds=1))}ms"
     if isinstance(value, _dt.datetime):
         if info.type != "timestamp":
             raise _error("KINESIS_INVALID_OPTION_VALUE",
-                         f"Option '{shown}' takes {_DESCRIBE.get(info.type, info.type)}, not a datetime.")
+                         f"Option '{shown}' takes {_describe(info)}, not a datetime.")
         if value.tzinfo is None or value.utcoffset() is None:
             raise _error("KINESIS_INVALID_OPTION_VALUE",
                          f"Option '{shown}' has the naive datetime {value.isoformat()!r}; give it a timezone, "
@@ -84,27 +86,28 @@ def _problem(info: OptionInfo, value: str) -> Optional[str]:
     checked by the connector when the query starts)."""
     text = value.strip()
     kind = info.type
-    if kind == "boolean" and text.lower() not in ("true", "false"):
-        return _DESCRIBE[kind]
-    if kind == "enum" and info.choices and text.lower() not in info.choices:
-        return "one of " + ", ".join(info.choices)
-    if kind in ("int", "long"):
+    if kind == "boolean":
+        valid = text.lower() in ("true", "false")
+    elif kind == "enum":
+        valid = not info.choices or text.lower() in info.choices
+    elif kind in ("int", "long"):
         try:
-            number = int(text)
+            number: Optional[int] = int(text)
         except ValueError:
             number = None
-        if number is None or (info.minimum is not None and number < info.minimum) or (
-                info.maximum is not None and number > info.maximum):
-            return f"a whole number from {info.minimum} to {info.maximum}"
-    if kind == "string" and not text:
-        return _DESCRIBE[kind]
-    if kind == "duration" and not _DURATION.fullmatch(value):
-        return _DESCRIBE[kind]
-    if kind == "bytes" and not _BYTES.fullmatch(value):
-        return _DESCRIBE[kind]
-    if kind == "timestamp" and not _TIMESTAMP.fullmatch(value):
-        return _DESCRIBE[kind]
-    return None
+        valid = number is not None and (info.minimum is None or number >= info.minimum) and (
+            info.maximum is None or number <= info.maximum)
+    elif kind == "string":
+        valid = bool(text)
+    elif kind == "duration":
+        valid = _DURATION.fullmatch(value) is not None
+    elif kind == "bytes":
+        valid = _BYTES.fullmatch(value) is not None
+    elif kind == "timestamp":
+        valid = _TIMESTAMP.fullmatch(value) is not None
+    else:
+        valid = True
+    return None if valid else _describe(info)
 
 
 def normalize(arguments: Iterable[Tuple[str, object]], scope: str,

@@ -2,32 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Dict, Final, Iterable, List, Optional, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from spark_kinesis._validate import mentions, normalize, stream_names
 from spark_kinesis.errors import KinesisOptionError, translate_errors
+from spark_kinesis.options import InitialPositionValue
 
-__all__ = ["InitialPosition", "kinesis_stream", "read_kinesis", "write_kinesis"]
+__all__ = ["InitialPosition", "InitialPositionValue", "kinesis_stream", "read_kinesis", "write_kinesis"]
 
 
 class InitialPosition:
     """Values of ``initial_position``: where a new query starts in each shard.
+
+    Type checkers know the argument as :data:`InitialPositionValue`, the ``Literal`` of these words.
 
     >>> from spark_kinesis import InitialPosition
     >>> InitialPosition.TRIM_HORIZON
     'trim_horizon'
     """
 
-    LATEST = "latest"
+    LATEST: Final = "latest"
     """Records that arrive after the query first starts (streaming only; pinned in the checkpoint)."""
-    TRIM_HORIZON = "trim_horizon"
+    TRIM_HORIZON: Final = "trim_horizon"
     """The oldest record still in the stream."""
-    EARLIEST = "earliest"
+    EARLIEST: Final = "earliest"
     """The same as ``TRIM_HORIZON``."""
-    AT_TIMESTAMP = "at_timestamp"
+    AT_TIMESTAMP: Final = "at_timestamp"
     """The first record that arrived at or after the ``initialTimestamp`` option."""
 
 
@@ -36,12 +39,13 @@ FORMAT = "kinesis"
 StreamNames = Union[str, Iterable[str]]
 
 
-def _is_connect(obj: Any) -> bool:
+def _is_connect(obj: object) -> bool:
     """Whether ``obj`` (a session or a DataFrame) belongs to Spark Connect; never touches a JVM."""
     return type(obj).__module__.startswith("pyspark.sql.connect")
 
 
-def _options(scope: str, stream: List[str], named: List[Tuple[str, object]], options: Dict[str, object]) -> dict:
+def _connector_options(scope: str, stream: List[str], named: List[Tuple[str, object]],
+                       options: Dict[str, object]) -> Dict[str, str]:
     arguments: List[Tuple[str, object]] = []
     if stream:
         arguments.append(("stream", ",".join(stream)))
@@ -50,8 +54,8 @@ def _options(scope: str, stream: List[str], named: List[Tuple[str, object]], opt
     return normalize(arguments, scope, aliases={"stream": "streamName"})
 
 
-def _source_arguments(region: Optional[str], endpoint_url: Optional[str], initial_position: str, default: str,
-                      options: Dict[str, object]) -> List[Tuple[str, object]]:
+def _source_arguments(region: Optional[str], endpoint_url: Optional[str], initial_position: InitialPositionValue,
+                      default: InitialPositionValue, options: Dict[str, object]) -> List[Tuple[str, object]]:
     named: List[Tuple[str, object]] = [("region", region), ("endpoint_url", endpoint_url)]
     # initialPosition=... among the options is fine when initial_position was left at its default.
     if not (initial_position == default and mentions(options, "initialPosition")):
@@ -82,7 +86,7 @@ def kinesis_stream(
     *,
     region: Optional[str] = None,
     endpoint_url: Optional[str] = None,
-    initial_position: str = InitialPosition.LATEST,
+    initial_position: InitialPositionValue = InitialPosition.LATEST,
     **options: object,
 ) -> DataFrame:
     """Read one or more streams as a streaming DataFrame (exactly-once micro-batches).
@@ -120,7 +124,7 @@ def kinesis_stream(
     """
     names = _source_stream(stream)
     named = _source_arguments(region, endpoint_url, initial_position, InitialPosition.LATEST, options)
-    opts = _options("source", names, named, options)
+    opts = _connector_options("source", names, named, options)
     with translate_errors():
         return _analysed(spark.readStream.format(FORMAT).options(**opts).load())
 
@@ -131,7 +135,7 @@ def read_kinesis(
     *,
     region: Optional[str] = None,
     endpoint_url: Optional[str] = None,
-    initial_position: str = InitialPosition.TRIM_HORIZON,
+    initial_position: InitialPositionValue = InitialPosition.TRIM_HORIZON,
     **options: object,
 ) -> DataFrame:
     """Read the records of one or more streams as a batch DataFrame.
@@ -150,7 +154,7 @@ def read_kinesis(
     """
     names = _source_stream(stream)
     named = _source_arguments(region, endpoint_url, initial_position, InitialPosition.TRIM_HORIZON, options)
-    opts = _options("source", names, named, options)
+    opts = _connector_options("source", names, named, options)
     with translate_errors():
         return _analysed(spark.read.format(FORMAT).options(**opts).load())
 
@@ -197,7 +201,7 @@ def write_kinesis(
             f"[KINESIS_INVALID_OPTION_VALUE] Argument 'stream' names {len(names)} streams, but the sink writes to one "
             "stream by default; route rows to other streams with a 'streamName' column.",
             "KINESIS_INVALID_OPTION_VALUE")
-    opts = _options("sink", names, [("region", region), ("endpoint_url", endpoint_url)], options)
+    opts = _connector_options("sink", names, [("region", region), ("endpoint_url", endpoint_url)], options)
     with translate_errors():
         if "streamName" not in opts and "streamName" not in df.columns:
             raise KinesisOptionError(

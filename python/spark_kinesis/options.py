@@ -10,89 +10,170 @@ Example::
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Final, Literal, TypeAlias
 
 from spark_kinesis._option_info import OptionInfo
 
-__all__ = ["KinesisOptions", "OPTIONS"]
+__all__ = ["KinesisOptions", "OPTIONS", "InitialPositionValue"]
+
+
+InitialPositionValue: TypeAlias = Literal["latest", "trim_horizon", "earliest", "at_timestamp"]
+"""The values of the ``initialPosition`` option (matched case-insensitively at run time)."""
+
+# What each stream in `streamName` must match in full: a name or a stream ARN (io.sparkkinesis.config.StreamNamePatterns).
+STREAM_NAME_PATTERN: Final = "[A-Za-z0-9_.-]{1,128}"
+STREAM_ARN_PATTERN: Final = "arn:(aws[a-z-]*):kinesis:([a-z0-9-]+):([0-9]{12}):stream/([A-Za-z0-9_.-]{1,128})"
 
 
 class KinesisOptions:
     """Option names, as the connector spells them (option names are case-insensitive)."""
 
-    STREAM_NAME = "streamName"
-    REGION = "region"
-    ENDPOINT_URL = "endpointUrl"
-    CBOR_ENABLED = "cborEnabled"
-    AWS_ACCESS_KEY_ID = "awsAccessKeyId"
-    AWS_SECRET_KEY = "awsSecretKey"
-    AWS_SESSION_TOKEN = "awsSessionToken"
-    AWS_PROFILE = "awsProfile"
-    ROLE_ARN = "roleArn"
-    ROLE_EXTERNAL_ID = "roleExternalId"
-    ROLE_SESSION_NAME = "roleSessionName"
-    STS_ENDPOINT_URL = "stsEndpointUrl"
-    INITIAL_POSITION = "initialPosition"
-    INITIAL_TIMESTAMP = "initialTimestamp"
-    INITIAL_SHARD_POSITIONS = "initialShardPositions"
-    MAX_RECORDS_PER_FETCH = "maxRecordsPerFetch"
-    MIN_FETCH_PERIOD = "minFetchPeriod"
-    SHARDS_PER_TASK = "shardsPerTask"
-    IDLE_FETCH_PERIOD = "idleFetchPeriod"
-    MAX_FETCH_RATE = "maxFetchRate"
-    FETCH_BUFFER_SIZE = "fetchBufferSize"
-    MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger"
-    MAX_BYTES_PER_TRIGGER = "maxBytesPerTrigger"
-    FAIL_ON_DATA_LOSS = "failOnDataLoss"
-    SHARD_DISCOVERY_INTERVAL = "shardDiscoveryInterval"
-    MAX_RECORDS_PER_REQUEST = "maxRecordsPerRequest"
-    MAX_REQUEST_SIZE = "maxRequestSize"
-    MAX_RECORD_SIZE = "maxRecordSize"
-    MAX_RETRIES = "maxRetries"
-    MAX_IN_FLIGHT_REQUESTS = "maxInFlightRequests"
-    MAX_RETRY_DURATION = "maxRetryDuration"
-    ORDERING = "ordering"
-    PARTITION_KEY_COLUMN = "partitionKeyColumn"
-    OVERSIZE_RECORD_ACTION = "oversizeRecordAction"
-    AGGREGATION = "aggregation"
-    AGGREGATION_MAX_SIZE = "aggregationMaxSize"
+    STREAM_NAME: Final = "streamName"
+    REGION: Final = "region"
+    ENDPOINT_URL: Final = "endpointUrl"
+    CBOR_ENABLED: Final = "cborEnabled"
+    AWS_ACCESS_KEY_ID: Final = "awsAccessKeyId"
+    AWS_SECRET_KEY: Final = "awsSecretKey"
+    AWS_SESSION_TOKEN: Final = "awsSessionToken"
+    AWS_PROFILE: Final = "awsProfile"
+    ROLE_ARN: Final = "roleArn"
+    ROLE_EXTERNAL_ID: Final = "roleExternalId"
+    ROLE_SESSION_NAME: Final = "roleSessionName"
+    STS_ENDPOINT_URL: Final = "stsEndpointUrl"
+    INITIAL_POSITION: Final = "initialPosition"
+    INITIAL_TIMESTAMP: Final = "initialTimestamp"
+    INITIAL_SHARD_POSITIONS: Final = "initialShardPositions"
+    MAX_RECORDS_PER_FETCH: Final = "maxRecordsPerFetch"
+    MIN_FETCH_PERIOD: Final = "minFetchPeriod"
+    SHARDS_PER_TASK: Final = "shardsPerTask"
+    IDLE_FETCH_PERIOD: Final = "idleFetchPeriod"
+    MAX_FETCH_RATE: Final = "maxFetchRate"
+    FETCH_BUFFER_SIZE: Final = "fetchBufferSize"
+    MAX_RECORDS_PER_TRIGGER: Final = "maxRecordsPerTrigger"
+    MAX_BYTES_PER_TRIGGER: Final = "maxBytesPerTrigger"
+    FAIL_ON_DATA_LOSS: Final = "failOnDataLoss"
+    SHARD_DISCOVERY_INTERVAL: Final = "shardDiscoveryInterval"
+    MAX_RECORDS_PER_REQUEST: Final = "maxRecordsPerRequest"
+    MAX_REQUEST_SIZE: Final = "maxRequestSize"
+    MAX_RECORD_SIZE: Final = "maxRecordSize"
+    MAX_RETRIES: Final = "maxRetries"
+    MAX_IN_FLIGHT_REQUESTS: Final = "maxInFlightRequests"
+    MAX_RETRY_DURATION: Final = "maxRetryDuration"
+    ORDERING: Final = "ordering"
+    PARTITION_KEY_COLUMN: Final = "partitionKeyColumn"
+    OVERSIZE_RECORD_ACTION: Final = "oversizeRecordAction"
+    AGGREGATION: Final = "aggregation"
+    AGGREGATION_MAX_SIZE: Final = "aggregationMaxSize"
 
 
+# name, type, scope, default, choices, minimum, maximum, secret, and what a value must be.
 OPTIONS: Dict[str, OptionInfo] = {
-    "streamName": OptionInfo("streamName", "string", "both", None, (), None, None, False),
-    "region": OptionInfo("region", "string", "both", None, (), None, None, False),
-    "endpointUrl": OptionInfo("endpointUrl", "string", "both", None, (), None, None, False),
-    "cborEnabled": OptionInfo("cborEnabled", "boolean", "both", "true", (), None, None, False),
-    "awsAccessKeyId": OptionInfo("awsAccessKeyId", "string", "both", None, (), None, None, True),
-    "awsSecretKey": OptionInfo("awsSecretKey", "string", "both", None, (), None, None, True),
-    "awsSessionToken": OptionInfo("awsSessionToken", "string", "both", None, (), None, None, True),
-    "awsProfile": OptionInfo("awsProfile", "string", "both", None, (), None, None, False),
-    "roleArn": OptionInfo("roleArn", "string", "both", None, (), None, None, False),
-    "roleExternalId": OptionInfo("roleExternalId", "string", "both", None, (), None, None, False),
-    "roleSessionName": OptionInfo("roleSessionName", "string", "both", "spark-kinesis", (), None, None, False),
-    "stsEndpointUrl": OptionInfo("stsEndpointUrl", "string", "both", None, (), None, None, False),
-    "initialPosition": OptionInfo("initialPosition", "enum", "source", None, ("latest", "trim_horizon", "earliest", "at_timestamp"), None, None, False),
-    "initialTimestamp": OptionInfo("initialTimestamp", "timestamp", "source", None, (), None, None, False),
-    "initialShardPositions": OptionInfo("initialShardPositions", "string", "source", None, (), None, None, False),
-    "maxRecordsPerFetch": OptionInfo("maxRecordsPerFetch", "int", "source", "10000", (), 1, 10000, False),
-    "minFetchPeriod": OptionInfo("minFetchPeriod", "duration", "source", "200ms", (), None, None, False),
-    "shardsPerTask": OptionInfo("shardsPerTask", "int", "source", "1", (), 1, 10000, False),
-    "idleFetchPeriod": OptionInfo("idleFetchPeriod", "duration", "source", "1s", (), None, None, False),
-    "maxFetchRate": OptionInfo("maxFetchRate", "bytes", "source", "2097152", (), None, None, False),
-    "fetchBufferSize": OptionInfo("fetchBufferSize", "bytes", "source", "268435456", (), None, None, False),
-    "maxRecordsPerTrigger": OptionInfo("maxRecordsPerTrigger", "long", "source", None, (), 1, 9223372036854775807, False),
-    "maxBytesPerTrigger": OptionInfo("maxBytesPerTrigger", "bytes", "source", None, (), None, None, False),
-    "failOnDataLoss": OptionInfo("failOnDataLoss", "boolean", "source", "true", (), None, None, False),
-    "shardDiscoveryInterval": OptionInfo("shardDiscoveryInterval", "duration", "source", "10s", (), None, None, False),
-    "maxRecordsPerRequest": OptionInfo("maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False),
-    "maxRequestSize": OptionInfo("maxRequestSize", "bytes", "sink", "5242880", (), None, None, False),
-    "maxRecordSize": OptionInfo("maxRecordSize", "bytes", "sink", "1048576", (), None, None, False),
-    "maxRetries": OptionInfo("maxRetries", "int", "sink", "10", (), 0, 1000, False),
-    "maxInFlightRequests": OptionInfo("maxInFlightRequests", "int", "sink", "4", (), 1, 64, False),
-    "maxRetryDuration": OptionInfo("maxRetryDuration", "duration", "sink", "120s", (), None, None, False),
-    "ordering": OptionInfo("ordering", "enum", "sink", "unordered", ("unordered", "perkey"), None, None, False),
-    "partitionKeyColumn": OptionInfo("partitionKeyColumn", "string", "sink", None, (), None, None, False),
-    "oversizeRecordAction": OptionInfo("oversizeRecordAction", "enum", "sink", "fail", ("fail", "drop"), None, None, False),
-    "aggregation": OptionInfo("aggregation", "enum", "sink", "none", ("none", "kpl"), None, None, False),
-    "aggregationMaxSize": OptionInfo("aggregationMaxSize", "bytes", "sink", "51200", (), None, None, False),
+    "streamName": OptionInfo(
+        "streamName", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "region": OptionInfo(
+        "region", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "endpointUrl": OptionInfo(
+        "endpointUrl", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "cborEnabled": OptionInfo(
+        "cborEnabled", "boolean", "both", "true", (), None, None, False,
+        "true or false"),
+    "awsAccessKeyId": OptionInfo(
+        "awsAccessKeyId", "string", "both", None, (), None, None, True,
+        "a non-empty string"),
+    "awsSecretKey": OptionInfo(
+        "awsSecretKey", "string", "both", None, (), None, None, True,
+        "a non-empty string"),
+    "awsSessionToken": OptionInfo(
+        "awsSessionToken", "string", "both", None, (), None, None, True,
+        "a non-empty string"),
+    "awsProfile": OptionInfo(
+        "awsProfile", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "roleArn": OptionInfo(
+        "roleArn", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "roleExternalId": OptionInfo(
+        "roleExternalId", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "roleSessionName": OptionInfo(
+        "roleSessionName", "string", "both", "spark-kinesis", (), None, None, False,
+        "a non-empty string"),
+    "stsEndpointUrl": OptionInfo(
+        "stsEndpointUrl", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "initialPosition": OptionInfo(
+        "initialPosition", "enum", "source", None, ("latest", "trim_horizon", "earliest", "at_timestamp"), None, None, False,
+        "one of latest, trim_horizon, earliest, at_timestamp"),
+    "initialTimestamp": OptionInfo(
+        "initialTimestamp", "timestamp", "source", None, (), None, None, False,
+        "an ISO-8601 instant such as 2026-01-31T12:00:00Z, or milliseconds since the epoch"),
+    "initialShardPositions": OptionInfo(
+        "initialShardPositions", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
+    "maxRecordsPerFetch": OptionInfo(
+        "maxRecordsPerFetch", "int", "source", "10000", (), 1, 10000, False,
+        "a whole number from 1 to 10000"),
+    "minFetchPeriod": OptionInfo(
+        "minFetchPeriod", "duration", "source", "200ms", (), None, None, False,
+        "a duration from 200ms to 240s such as 200ms, 5s or 2m"),
+    "shardsPerTask": OptionInfo(
+        "shardsPerTask", "int", "source", "1", (), 1, 10000, False,
+        "a whole number from 1 to 10000"),
+    "idleFetchPeriod": OptionInfo(
+        "idleFetchPeriod", "duration", "source", "1s", (), None, None, False,
+        "a duration from 200ms to 240s such as 200ms, 5s or 2m"),
+    "maxFetchRate": OptionInfo(
+        "maxFetchRate", "bytes", "source", "2097152", (), None, None, False,
+        "a size in bytes from 1024 to 104857600, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "fetchBufferSize": OptionInfo(
+        "fetchBufferSize", "bytes", "source", "268435456", (), None, None, False,
+        "a size in bytes from 1048576 to 68719476736, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "maxRecordsPerTrigger": OptionInfo(
+        "maxRecordsPerTrigger", "long", "source", None, (), 1, 9223372036854775807, False,
+        "a whole number from 1 to 9223372036854775807"),
+    "maxBytesPerTrigger": OptionInfo(
+        "maxBytesPerTrigger", "bytes", "source", None, (), None, None, False,
+        "a size in bytes from 1 to 9223372036854775807, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "failOnDataLoss": OptionInfo(
+        "failOnDataLoss", "boolean", "source", "true", (), None, None, False,
+        "true or false"),
+    "shardDiscoveryInterval": OptionInfo(
+        "shardDiscoveryInterval", "duration", "source", "10s", (), None, None, False,
+        "a duration from 1s to 3600s such as 200ms, 5s or 2m"),
+    "maxRecordsPerRequest": OptionInfo(
+        "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
+        "a whole number from 1 to 500"),
+    "maxRequestSize": OptionInfo(
+        "maxRequestSize", "bytes", "sink", "5242880", (), None, None, False,
+        "a size in bytes from 1 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "maxRecordSize": OptionInfo(
+        "maxRecordSize", "bytes", "sink", "1048576", (), None, None, False,
+        "a size in bytes from 1 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "maxRetries": OptionInfo(
+        "maxRetries", "int", "sink", "10", (), 0, 1000, False,
+        "a whole number from 0 to 1000"),
+    "maxInFlightRequests": OptionInfo(
+        "maxInFlightRequests", "int", "sink", "4", (), 1, 64, False,
+        "a whole number from 1 to 64"),
+    "maxRetryDuration": OptionInfo(
+        "maxRetryDuration", "duration", "sink", "120s", (), None, None, False,
+        "a duration from 1s to 86400s such as 200ms, 5s or 2m"),
+    "ordering": OptionInfo(
+        "ordering", "enum", "sink", "unordered", ("unordered", "perkey"), None, None, False,
+        "one of unordered, perkey"),
+    "partitionKeyColumn": OptionInfo(
+        "partitionKeyColumn", "string", "sink", None, (), None, None, False,
+        "a non-empty string"),
+    "oversizeRecordAction": OptionInfo(
+        "oversizeRecordAction", "enum", "sink", "fail", ("fail", "drop"), None, None, False,
+        "one of fail, drop"),
+    "aggregation": OptionInfo(
+        "aggregation", "enum", "sink", "none", ("none", "kpl"), None, None, False,
+        "one of none, kpl"),
+    "aggregationMaxSize": OptionInfo(
+        "aggregationMaxSize", "bytes", "sink", "51200", (), None, None, False,
+        "a size in bytes from 1024 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
 }

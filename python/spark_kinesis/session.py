@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Mapping, Optional
 
 import pyspark
 from pyspark.sql import SparkSession
@@ -13,7 +13,7 @@ from spark_kinesis._jar import check_versions, jar_path
 __all__ = ["configure_spark_with_kinesis"]
 
 
-def _connect_server_url(options: dict) -> Optional[str]:
+def _connect_server_url(options: Mapping[str, object]) -> Optional[str]:
     """The ``sc://`` URL of a Spark Connect server the builder connects to, or ``None`` when the session's JVM
     is started by this process (classic PySpark, or a local Spark Connect server: ``remote("local[2]")`` or
     ``spark.api.mode=connect``)."""
@@ -47,7 +47,9 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.
     >>> builder = configure_spark_with_kinesis(SparkSession.builder.remote("local[2]"))
     >>> spark = builder.getOrCreate()  # doctest: +SKIP
     """
-    options = getattr(builder, "_options", {})  # both PySpark builders keep their settings here
+    # PySpark sets a builder's settings through config() and remote(), but has no public way to read them back;
+    # both builders (classic and Spark Connect) keep them in `_options`, which is only read here, never changed.
+    options: Mapping[str, object] = getattr(builder, "_options", {})
     if _connect_server_url(options) is not None:
         return builder
     check_versions(pyspark.__version__)

@@ -1,5 +1,6 @@
 package io.sparkkinesis.aws
 
+import io.sparkkinesis.config.StreamNamePatterns
 import io.sparkkinesis.errors.KinesisErrors
 
 /** A stream named by the user, by name or by ARN. API calls use the ARN when one was given. */
@@ -8,8 +9,8 @@ private[sparkkinesis] final case class StreamRef(name: String, arn: Option[Strin
 }
 
 private[sparkkinesis] object StreamRef {
-  private val NamePattern = "[A-Za-z0-9_.-]{1,128}".r
-  private val ArnPattern = "arn:(aws[a-z-]*):kinesis:([a-z0-9-]+):([0-9]{12}):stream/([A-Za-z0-9_.-]{1,128})".r
+  private val NamePattern = StreamNamePatterns.Name.r
+  private val ArnPattern = StreamNamePatterns.Arn.r
 
   def parse(text: String): StreamRef = text.trim match {
     case ArnPattern(_, region, _, name) => StreamRef(name, Some(text.trim), Some(region))

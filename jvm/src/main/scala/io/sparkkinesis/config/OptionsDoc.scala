@@ -4,11 +4,12 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
 
 /**
- * Generates `docs/options.md` and the Python constants (`python/spark_kinesis/options.py`) from the registry.
+ * Generates `docs/options.md` and the Python constants and checks (`python/spark_kinesis/options.py`) from the
+ * registry and the stream patterns of [[StreamNamePatterns]].
  * `make docs` runs [[OptionsDoc.main]]; a test fails when a checked-in file differs from what the registry
  * generates.
  */
-object OptionsDoc {
+private[sparkkinesis] object OptionsDoc {
 
   def markdown: String = {
     val sb = new StringBuilder
@@ -32,32 +33,57 @@ object OptionsDoc {
     sb.result()
   }
 
-  /** The Python module with one constant per option and the metadata Python validates keyword arguments with. */
+  /** Options the Python helpers take as named arguments, typed there by a `Literal` of their choices. */
+  private val pythonLiterals: Seq[OptionSpec[_]] = Seq(KinesisOptions.InitialPosition)
+
+  /** The name of the `Literal` type of a choice option's values in Python: `initialPosition` -> `InitialPositionValue`. */
+  def pythonLiteralName(s: OptionSpec[_]): String = s.name.capitalize + "Value"
+
+  /**
+   * The Python module with one constant per option and what Python validates keyword arguments with: each
+   * option's type, scope, default, range and description (what the connector tells the user to give), the
+   * `Literal` types of the choices the helpers take as arguments, and the patterns of a stream name and ARN.
+   */
   def python: String = {
     def constant(name: String): String = name.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase
     def str(v: String): String = "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
+    def tuple(values: Seq[String]): String = values.map(str).mkString("(", ", ", if (values.size == 1) ",)" else ")")
     def info(s: OptionSpec[_]): String = {
       val (choices, min, max) = s.kind match {
-        case OptionKind.Choice(values) =>
-          (values.map(str).mkString("(", ", ", if (values.size == 1) ",)" else ")"), "None", "None")
+        case OptionKind.Choice(values) => (tuple(values), "None", "None")
         case OptionKind.Integer(lo, hi) => ("()", lo.toString, hi.toString)
         case OptionKind.LongNumber(lo, hi) => ("()", lo.toString, hi.toString)
         case _ => ("()", "None", "None")
       }
       val default = s.default.map(d => str(s.kind.asInstanceOf[OptionKind[Any]].render(d))).getOrElse("None")
-      s"    ${str(s.name)}: OptionInfo(${str(s.name)}, ${str(s.kind.typeName)}, ${str(s.scope.toString.toLowerCase)}, " +
-        s"$default, $choices, $min, $max, ${if (s.secret) "True" else "False"}),\n"
+      s"    ${str(s.name)}: OptionInfo(\n        ${str(s.name)}, ${str(s.kind.typeName)}, ${str(s.scope.toString.toLowerCase)}, " +
+        s"$default, $choices, $min, $max, ${if (s.secret) "True" else "False"},\n        ${str(s.kind.describe)}),\n"
+    }
+    val literals = pythonLiterals.map { s =>
+      val values = s.kind match {
+        case OptionKind.Choice(vs) => vs
+        case other => throw new IllegalStateException(s"${s.name} is ${other.typeName}, not a choice")
+      }
+      (pythonLiteralName(s),
+        s"${pythonLiteralName(s)}: TypeAlias = Literal[${values.map(str).mkString(", ")}]\n" +
+          s"\"\"\"The values of the ``${s.name}`` option (matched case-insensitively at run time).\"\"\"\n")
     }
     val sb = new StringBuilder
     sb ++= "# Generated from io.sparkkinesis.config.KinesisOptions by `make docs`; do not edit by hand.\n"
     sb ++= "\"\"\"Every option of the connector: a constant per name, and what Python checks before the JVM is touched.\n\n"
     sb ++= "Example::\n\n    from spark_kinesis import KinesisOptions, kinesis_stream\n\n"
     sb ++= "    df = kinesis_stream(spark, \"orders\", **{KinesisOptions.MAX_RECORDS_PER_TRIGGER: 10000})\n\"\"\"\n\n"
-    sb ++= "from __future__ import annotations\n\nfrom typing import Dict\n\nfrom spark_kinesis._option_info import OptionInfo\n\n"
-    sb ++= "__all__ = [\"KinesisOptions\", \"OPTIONS\"]\n\n\n"
+    sb ++= "from __future__ import annotations\n\nfrom typing import Dict, Final, Literal, TypeAlias\n\n"
+    sb ++= "from spark_kinesis._option_info import OptionInfo\n\n"
+    sb ++= (Seq("KinesisOptions", "OPTIONS") ++ literals.map(_._1)).map(str).mkString("__all__ = [", ", ", "]\n\n")
+    literals.foreach { case (_, text) => sb ++= "\n" ++= text }
+    sb ++= "\n# What each stream in `streamName` must match in full: a name or a stream ARN (io.sparkkinesis.config.StreamNamePatterns).\n"
+    sb ++= s"STREAM_NAME_PATTERN: Final = ${str(StreamNamePatterns.Name)}\n"
+    sb ++= s"STREAM_ARN_PATTERN: Final = ${str(StreamNamePatterns.Arn)}\n\n\n"
     sb ++= "class KinesisOptions:\n    \"\"\"Option names, as the connector spells them (option names are case-insensitive).\"\"\"\n\n"
-    KinesisOptions.all.foreach(s => sb ++= s"    ${constant(s.name)} = ${str(s.name)}\n")
-    sb ++= "\n\nOPTIONS: Dict[str, OptionInfo] = {\n"
+    KinesisOptions.all.foreach(s => sb ++= s"    ${constant(s.name)}: Final = ${str(s.name)}\n")
+    sb ++= "\n\n# name, type, scope, default, choices, minimum, maximum, secret, and what a value must be.\n"
+    sb ++= "OPTIONS: Dict[str, OptionInfo] = {\n"
     KinesisOptions.all.foreach(s => sb ++= info(s))
     sb ++= "}\n"
     sb.result()

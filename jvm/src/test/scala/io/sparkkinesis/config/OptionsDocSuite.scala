@@ -18,6 +18,20 @@ class OptionsDocSuite extends AnyFunSuite {
       "python/spark_kinesis/options.py is stale: run `make docs` and commit the result")
   }
 
+  test("the Python checks carry the connector's stream patterns, value descriptions and initial positions") {
+    val py = OptionsDoc.python
+    assert(py.contains("STREAM_NAME_PATTERN: Final = \"" + StreamNamePatterns.Name + "\"\n"))
+    assert(py.contains("STREAM_ARN_PATTERN: Final = \"" + StreamNamePatterns.Arn + "\"\n"))
+    KinesisOptions.all.foreach(s => assert(py.contains("\"" + s.kind.describe + "\"),"), s.name))
+    val positions = KinesisOptions.InitialPosition.kind match {
+      case OptionKind.Choice(values) => values
+      case other => fail(s"initialPosition is ${other.typeName}, not a choice")
+    }
+    assert(positions.contains("trim_horizon"))
+    assert(py.contains(positions.map(p => "\"" + p + "\"").mkString("InitialPositionValue: TypeAlias = Literal[", ", ",
+          "]\n")))
+  }
+
   test("every option is documented with its name, default and since-version") {
     val doc = OptionsDoc.markdown
     KinesisOptions.all.foreach { s =>
