@@ -4,8 +4,9 @@ import io.sparkkinesis.offsets.ShardPosition
 import io.sparkkinesis.prefetch.ShardReport
 
 /**
- * Trigger.AvailableNow: the query reads what had arrived by `millis`, then stops. Rounds cut each shard at its first
- * record that arrived later.
+ * Trigger.AvailableNow: the query reads what had arrived by `millis` (when Spark prepared the trigger), then stops.
+ * Rounds cut each shard at its first record that arrived later. Arrival times are the service's clock and the start
+ * is the driver's: a record stamped after the start by a clock that runs ahead is left to the next run, never lost.
  */
 private[sparkkinesis] final case class AvailableNowCutoff(millis: Long) {
 
@@ -19,18 +20,4 @@ private[sparkkinesis] final case class AvailableNowCutoff(millis: Long) {
     report.exists { r =>
       r.end == planned && (r.pastCutoff || (r.caughtUp && r.bufferedRecords == 0 && !closed && !r.shardEnded))
     }
-}
-
-private[sparkkinesis] object AvailableNowCutoff {
-
-  /**
-   * How far past the trigger's start the cutoff lies. Arrival times are the service's clock and the start is the
-   * driver's, so a driver a little behind the service would otherwise leave out records that arrived before it
-   * started (kinesalite even stamps the records of a new shard up to a second ahead). Reading a few seconds more
-   * is harmless; leaving records out is not.
-   */
-  val GraceMillis = 5000L
-
-  /** The cutoff of a trigger prepared at `startMillis` (driver clock). */
-  def startingAt(startMillis: Long): AvailableNowCutoff = AvailableNowCutoff(startMillis + GraceMillis)
 }

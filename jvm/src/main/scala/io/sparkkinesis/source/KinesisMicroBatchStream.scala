@@ -101,7 +101,13 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   }
 
   private def prefetch(from: KinesisSourceOffset, due: Seq[ShardKey], limit: ReadLimit): KinesisSourceOffset = {
-    val fresh = prefetchJob.run(planner.plan(from, due, limitRows(limit), options.maxBytesPerTrigger))
+    val (rows, bytes) = (limitRows(limit), options.maxBytesPerTrigger)
+    val first = prefetchJob.run(planner.plan(from, due, rows, bytes))
+    // A backlog on a few shards: give them what the others left unused, within the same trigger.
+    val fresh = planner.topUp(from, first, rows, bytes).fold(first) { tasks =>
+      val again = prefetchJob.run(tasks).map(r => r.key -> r).toMap
+      first.map(r => again.getOrElse(r.key, r))
+    }
     metrics.record(fresh)
     planner.absorb(from, fresh)
   }

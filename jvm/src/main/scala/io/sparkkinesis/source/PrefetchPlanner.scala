@@ -1,6 +1,6 @@
 package io.sparkkinesis.source
 
-import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey}
+import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
 
 /**
@@ -19,7 +19,7 @@ private[sparkkinesis] final class PrefetchPlanner(
   private var rounds = 0L
   private var cutoff: Option[AvailableNowCutoff] = None
 
-  def startAvailableNow(nowMillis: Long): Unit = cutoff = Some(AvailableNowCutoff.startingAt(nowMillis))
+  def startAvailableNow(nowMillis: Long): Unit = cutoff = Some(AvailableNowCutoff(nowMillis))
 
   def availableNow: Boolean = cutoff.isDefined
 
@@ -49,17 +49,66 @@ private[sparkkinesis] final class PrefetchPlanner(
     math.max(10L, math.min(wait, 1000L))
   }
 
-  /** The tasks of a round over `due`, reading after `from`, with the trigger's budgets shared among the shards. */
+  /**
+   * The tasks of a round over `due`, reading after `from`, with the trigger's budgets shared among the shards in
+   * proportion to what each is known to have waiting: its buffered records beyond the last planned end, plus a full
+   * page while it is behind the tip. A shard not reported yet, or caught up, gets a small share to show what it
+   * has.
+   */
   def plan(
       from: KinesisSourceOffset,
       due: Seq[ShardKey],
       maxRecords: Option[Long],
       maxBytes: Option[Long]): Seq[FetchTaskSpec] = {
-    val recordBudgets = TriggerBudget.split(maxRecords, due.size, rounds)
-    val byteBudgets = TriggerBudget.split(maxBytes, due.size, rounds)
+    val recordBudgets = TriggerBudget.split(maxRecords, due.map(waitingRecords).toIndexedSeq, rounds)
+    val byteBudgets = TriggerBudget.split(maxBytes, due.map(waitingBytes).toIndexedSeq, rounds)
     rounds += 1
-    val requests = due.zipWithIndex.map { case (k, i) =>
-      ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), recordBudgets(i), byteBudgets(i))
+    tasks(from, due.zipWithIndex.map { case (k, i) => k -> (recordBudgets(i), byteBudgets(i)) })
+  }
+
+  /**
+   * A second look within the same trigger when a round left part of the budget unused while some shards had more
+   * buffered than their share let them take (the first round of a backlog knows nothing yet, so it shares
+   * equally): those shards are cut again from the same `from`, each with what it took plus a part of what was
+   * left, in proportion to what it has buffered. Their records are buffered already, so the second round reads
+   * little or nothing. None when there is nothing to top up or no budget to share.
+   */
+  def topUp(
+      from: KinesisSourceOffset,
+      fresh: Seq[ShardReport],
+      maxRecords: Option[Long],
+      maxBytes: Option[Long]): Option[Seq[FetchTaskSpec]] = {
+    val leftRecords = maxRecords.map(_ - fresh.map(_.records).sum)
+    val leftBytes = maxBytes.map(_ - fresh.map(_.bytes).sum)
+    val hungry = fresh.filter(r => r.bufferedRecords > 0 && r.end != ShardPosition.Ended).sortBy(_.key)
+    if ((maxRecords.isEmpty && maxBytes.isEmpty) || hungry.isEmpty ||
+      leftRecords.exists(_ <= 0) || leftBytes.exists(_ <= 0)) None
+    else {
+      val moreRecords = TriggerBudget.split(leftRecords, hungry.map(_.bufferedRecords).toIndexedSeq, rounds)
+      val moreBytes = TriggerBudget.split(leftBytes, hungry.map(_.bufferedBytes).toIndexedSeq, rounds)
+      rounds += 1
+      Some(tasks(from,
+          hungry.zipWithIndex.map { case (r, i) =>
+            r.key -> (plus(r.records, moreRecords(i)), plus(r.bytes, moreBytes(i)))
+          }))
+    }
+  }
+
+  private def plus(a: Long, b: Long): Long = if (b == Long.MaxValue) b else a + b
+
+  private def waitingRecords(k: ShardKey): Long = reports.get(k).fold(0L) { r =>
+    r.bufferedRecords + (if (r.caughtUp || r.shardEnded) 0L else options.fetch.maxRecordsPerCall.toLong)
+  }
+
+  private def waitingBytes(k: ShardKey): Long = reports.get(k).fold(0L) { r =>
+    val perRecord = if (r.bufferedRecords > 0) r.bufferedBytes / r.bufferedRecords else 0L
+    r.bufferedBytes + (if (r.caughtUp || r.shardEnded) 0L else perRecord * options.fetch.maxRecordsPerCall)
+  }
+
+  /** One task per group of shards (`shardsPerTask`), placed where their buffers live. */
+  private def tasks(from: KinesisSourceOffset, budgets: Seq[(ShardKey, (Long, Long))]): Seq[FetchTaskSpec] = {
+    val requests = budgets.map { case (k, (records, bytes)) =>
+      ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), records, bytes)
     }
     val byKey = requests.map(r => r.key -> r).toMap
     val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask, location,

@@ -67,6 +67,7 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     put(mock, stream, records(0, 2000))
     split(mock, stream, "shardId-000000000000")
     put(mock, stream, records(2000, 4000))
+    awaitClockPastArrivals(mock, stream)
     val checkpoint = Files.createTempDirectory("kinesis-source").toString
     val read = drain(stream, checkpoint, on = mock).map(_._2)
     val everyRecordOnce = read.size == 4000 && read.toSet == records(0, 4000).map(_._2).toSet
@@ -83,6 +84,7 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     // The upper child of the split and the old second shard are adjacent.
     merge(server, stream, open(1).shardId(), open(2).shardId())
     put(server, stream, records(3000, 4000))
+    awaitClockPastArrivals(server, stream)
     val checkpoint = Files.createTempDirectory("kinesis-source").toString
     val read = drain(stream, checkpoint).map(_._2)
     val everyRecordOnce = read.size == 4000 && read.toSet == records(0, 4000).map(_._2).toSet
@@ -97,6 +99,17 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     assert(batches.values.forall(_.size <= 100), batches.view.mapValues(_.size).toMap)
     assert(batches.size >= 6)
     assert(batches.values.flatten.toSeq.sorted == (0 until 600).map(i => s"r$i").sorted)
+  }
+
+  test("maxRecordsPerTrigger follows the backlog: one hot shard of twenty fills nearly every batch") {
+    val stream = freshStream(server, "source-hot-shard", 20)
+    put(server, stream, (0 until 50000).map(i => "hot" -> s"r$i"))
+    val batches = drain(stream, Files.createTempDirectory("kinesis-source").toString,
+      Map("maxRecordsPerTrigger" -> "10000")).groupBy(_._1).toSeq.sortBy(_._1).map(_._2.size)
+    assert(batches.sum == 50000, batches)
+    // Every batch but the one that empties the backlog reads at least 9,000 records.
+    assert(batches.dropRight(1).forall(_ >= 9000), batches)
+    assert(batches.forall(_ <= 10000), batches)
   }
 
   test("the initial offset is read from the checkpoint once per run, not on every trigger before the first batch") {

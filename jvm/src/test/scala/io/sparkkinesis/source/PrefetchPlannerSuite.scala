@@ -126,7 +126,7 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(!AvailableNowCutoff(100L).finished(after(5), Some(report(key(0), after(6), pastCutoff = true)),
         closed = false))
     val tasks = planner.plan(at, readable, None, None)
-    assert(tasks.forall(_.cutoffMillis.contains(100L + AvailableNowCutoff.GraceMillis)))
+    assert(tasks.forall(_.cutoffMillis.contains(100L)))
   }
 
   test("the pause before the next look is the time until the first shard is due, from 10 ms to 1 s") {
@@ -137,5 +137,51 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(planner.pauseMillis(Seq(key(0), key(1)), nowMillis = 100L) == 300L)
     assert(planner.pauseMillis(Seq(key(1)), nowMillis = 100L) == 1000L)
     assert(planner.pauseMillis(Seq(key(0)), nowMillis = 600L) == 10L)
+  }
+
+  test("a weighted budget follows what each shard has waiting, adds up exactly, and leaves no shard at nothing") {
+    val weights = IndexedSeq(50000L) ++ IndexedSeq.fill(19)(0L)
+    for (round <- 0L to 25L) {
+      val parts = TriggerBudget.split(Some(10000L), weights, round)
+      assert(parts.sum == 10000L)
+      assert(parts.head >= 9900L, parts)
+    }
+    assert(TriggerBudget.split(Some(7L), IndexedSeq(1L, 1L, 1L), 0L) == TriggerBudget.split(Some(7L), 3, 0L))
+    assert(TriggerBudget.split(Some(100L), IndexedSeq(3L, 1L), 0L) == Seq(75L, 25L))
+    assert(TriggerBudget.split(Some(Long.MaxValue), IndexedSeq(Long.MaxValue, 1L), 0L).sum == Long.MaxValue)
+    assert(TriggerBudget.split(None, IndexedSeq(5L, 0L), 0L) == Seq(Long.MaxValue, Long.MaxValue))
+  }
+
+  test("once reported, a shard with a backlog gets nearly all of the trigger's budget, idle shards a little") {
+    val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "1"))
+    val keys = (0 until 20).map(key)
+    val at = offset(keys.map(k => k -> after(5)): _*)
+    planner.absorb(at,
+      report(key(0), after(5), buffered = 40000) +: keys.tail.map(k =>
+        report(k, after(5),
+          caughtUp = true)))
+    val budgets = planner.plan(at, keys, Some(10000L), None).flatMap(_.shards).map(r => r.key -> r.maxRecords).toMap
+    assert(budgets.values.sum == 10000L)
+    assert(budgets(key(0)) >= 9000L, budgets)
+  }
+
+  test("a round that left budget unused while a shard had more buffered is topped up from the same start") {
+    val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "1"))
+    val keys = (0 until 20).map(key)
+    val from = offset(keys.map(k => k -> notStarted): _*)
+    // First round of a backlog: equal shares of 500; shard 0 took 500 and has 9,500 more buffered.
+    val fresh = ShardReport(key(0), after(500), records = 500L, bytes = 5000L, bufferedRecords = 9500L,
+      bufferedBytes = 95000L, millisBehindLatest = None, caughtUp = false, shardEnded = false, pastCutoff = false,
+      nextDueMillis = 0L, getRecordsCalls = 1L, throttled = 0L, dataLoss = 0L, location = "executor_h_1") +:
+      keys.tail.map(k => report(k, notStarted, caughtUp = true))
+    val tasks = planner.topUp(from, fresh, Some(10000L), None).getOrElse(fail("no top-up"))
+    val requests = tasks.flatMap(_.shards)
+    assert(requests.map(_.key) == Seq(key(0)))
+    assert(requests.head.from == notStarted, "the top-up cuts again from the batch's start")
+    assert(requests.head.maxRecords == 10000L && requests.head.maxBytes == Long.MaxValue)
+    // Nothing to top up: no limit, the budget was used, or nothing is buffered beyond the cuts.
+    assert(planner.topUp(from, fresh, None, None).isEmpty)
+    assert(planner.topUp(from, fresh, Some(500L), None).isEmpty)
+    assert(planner.topUp(from, keys.map(k => report(k, notStarted, caughtUp = true)), Some(10000L), None).isEmpty)
   }
 }

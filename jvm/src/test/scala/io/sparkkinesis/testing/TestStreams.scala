@@ -12,7 +12,12 @@ import software.amazon.awssdk.services.kinesis.model._
 import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig, KinesisClients}
 
 /** A record as read back from a stream. */
-final case class ReadRecord(shardId: String, partitionKey: String, data: Array[Byte], sequenceNumber: String) {
+final case class ReadRecord(
+    shardId: String,
+    partitionKey: String,
+    data: Array[Byte],
+    sequenceNumber: String,
+    arrivalMillis: Long = 0L) {
   def text: String = new String(data, StandardCharsets.UTF_8)
 }
 
@@ -127,6 +132,20 @@ object TestStreams {
         .streamDescriptionSummary().streamStatus() != StreamStatus.ACTIVE) {
       assert(System.nanoTime() < deadline, s"stream $stream did not become ACTIVE again")
       Thread.sleep(50)
+    }
+  }
+
+  /**
+   * Waits until this machine's clock has passed every record's arrival time. kinesalite stamps the records of a
+   * shard made by a reshard up to a second ahead of the clock, and `Trigger.AvailableNow` leaves records stamped
+   * after its start to the next run: a test that means "the records were there before the query" awaits this.
+   */
+  def awaitClockPastArrivals(server: LocalKinesisServer, stream: String): Unit = {
+    val latest = readAll(server, stream).map(_.arrivalMillis).maxOption.getOrElse(0L)
+    val deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos
+    while (System.currentTimeMillis() <= latest) {
+      assert(System.nanoTime() < deadline, s"the clock did not reach $latest")
+      Thread.sleep(math.max(1L, math.min(50L, latest - System.currentTimeMillis() + 1)))
     }
   }
 }
