@@ -61,6 +61,17 @@ lazy val connector = (project in file("jvm"))
     Test / javaOptions ++= Seq("-Xmx3g", "-XX:+IgnoreUnrecognizedVMOptions") ++ Java17Opens.flags,
     Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
+    // The logging guard's suite changes the JVM's log4j set-up and needs one untouched by Spark sessions and other
+    // suites' clients: it runs in a JVM of its own, the other suites share one.
+    Test / testGrouping := {
+      val fork = ForkOptions()
+        .withRunJVMOptions((Test / javaOptions).value.toVector)
+        .withEnvVars((Test / envVars).value)
+        .withWorkingDirectory((Test / baseDirectory).value)
+      val (alone, shared) = (Test / definedTests).value.partition(_.name.endsWith("SignerLogGuardSuite"))
+      Seq(Tests.Group("logging", alone, Tests.SubProcess(fork)), Tests.Group("suites", shared, Tests.SubProcess(fork)))
+        .filter(_.tests.nonEmpty)
+    },
 
     // ---- assembly: our classes + relocated AWS SDK, Netty, Jackson, reactive-streams ----
     assembly / assemblyJarName := s"spark-kinesis_2.13-${version.value}.jar",

@@ -233,6 +233,56 @@ def test_kinesis_data_loss(spark, kinesalite_server, stream_name, tmp_path):
     assert_documented("KINESIS_DATA_LOSS", [error])
 
 
+def test_kinesis_streams_changed(spark, kinesalite_server, stream_name, tmp_path):
+    """A checkpoint of two streams restarted with one of them."""
+    kinesis = streams.client(kinesalite_server)
+    other = stream_name + "-other"
+    for name in (stream_name, other):
+        streams.create_stream(kinesis, name, 1)
+        streams.put_records(kinesis, name, [(f"{name}-{i}", "k") for i in range(5)])
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run(names: str):
+        return (stream_reader(spark, kinesalite_server, names, initialPosition="trim_horizon")
+                .writeStream.format("noop").option("checkpointLocation", checkpoint)
+                .trigger(availableNow=True).start())
+
+    first = run(f"{stream_name},{other}")
+    assert first.awaitTermination(120), "the first run did not finish"
+    assert first.exception() is None and sum(p["numInputRows"] for p in first.recentProgress) == 10
+    second = run(stream_name)
+    error = _error(lambda: second.awaitTermination(120))
+    assert f"'{other}'" in error
+    assert_documented("KINESIS_STREAMS_CHANGED", [error])
+
+
+def test_kinesis_invalid_offset(spark, kinesalite_server, stream_name, tmp_path):
+    """The initial offset file of a checkpoint, damaged: the query fails, naming the file and the field."""
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    checkpoint = tmp_path / "checkpoint"
+
+    def run():
+        return (stream_reader(spark, kinesalite_server, stream_name, initialPosition="trim_horizon")
+                .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+                .trigger(availableNow=True).start())
+
+    first = run()
+    assert first.awaitTermination(120) and first.exception() is None
+    initial = checkpoint / "sources" / "0" / "kinesis-initial-offset.json"
+    assert initial.exists(), sorted(str(p) for p in checkpoint.rglob("*"))
+    # Keep the offset log from answering first: only the initial offset file is left to read.
+    for log in ("offsets", "commits"):
+        for entry in (checkpoint / log).iterdir():
+            entry.unlink()
+    initial.write_text('{"version":1,"streams":[]}', encoding="utf-8")
+    (initial.parent / f".{initial.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of the old content
+    second = run()
+    error = _error(lambda: second.awaitTermination(120))
+    assert "kinesis-initial-offset.json" in error and "'streams' must be a JSON object" in error
+    assert_documented("KINESIS_INVALID_OFFSET", [error])
+
+
 def test_kinesis_retries_exhausted(spark, fault_proxy, stream_name):
     streams.create_stream(streams.client(fault_proxy.upstream_endpoint), stream_name, 1)
     fault_proxy.throttle_put_records(1.0)

@@ -38,6 +38,7 @@ __all__ = [
     "KinesisDataLossError",
     "KinesisRangeUnavailableError",
     "KinesisInvalidOffsetError",
+    "KinesisStreamsChangedError",
     "KinesisRetriesExhaustedError",
     "KinesisServiceError",
     "KinesisRecordTooLargeError",
@@ -92,6 +93,10 @@ class KinesisInvalidOffsetError(KinesisError, ValueError):
     """An offset in a checkpoint, or a per-shard start position, cannot be read."""
 
 
+class KinesisStreamsChangedError(KinesisError):
+    """A checkpoint read streams that the query's ``streamName`` no longer names."""
+
+
 class KinesisRetriesExhaustedError(KinesisError):
     """A call kept failing (throttling, service errors) until the retry budget was spent."""
 
@@ -132,6 +137,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_DATA_LOSS": KinesisDataLossError,
     "KINESIS_RANGE_UNAVAILABLE": KinesisRangeUnavailableError,
     "KINESIS_INVALID_OFFSET": KinesisInvalidOffsetError,
+    "KINESIS_STREAMS_CHANGED": KinesisStreamsChangedError,
     "KINESIS_RETRIES_EXHAUSTED": KinesisRetriesExhaustedError,
     "KINESIS_SERVICE_ERROR": KinesisServiceError,
     "KINESIS_RECORD_TOO_LARGE": KinesisRecordTooLargeError,

@@ -99,6 +99,15 @@ private[sparkkinesis] object KinesisErrors {
         s"$example. The checkpoint was changed by hand or by another program; restore it, or start the query " +
         "with a new checkpoint location.")
 
+  /** A checkpoint that read streams the query's `streamName` no longer names. */
+  def streamsChanged(removed: Seq[String], named: Seq[String]): KinesisException =
+    new KinesisException("KINESIS_STREAMS_CHANGED",
+      s"This query's checkpoint has read ${removed.map(s => s"'$s'").mkString(", ")}, which option 'streamName' no " +
+        s"longer names (it names ${named.map(s => s"'$s'").mkString(", ")}). A checkpoint keeps the positions of " +
+        "every stream it read: put those streams back into 'streamName' to go on, or start the query with a new " +
+        "checkpoint location to read only the streams named now. (Adding streams is fine: a stream new to the " +
+        "checkpoint starts at 'initialPosition'.)")
+
   def dataLoss(shard: String, detail: String): KinesisException =
     new KinesisException("KINESIS_DATA_LOSS",
       s"Records of $shard can no longer be read: $detail. They were probably trimmed by the stream's retention " +

@@ -3,8 +3,9 @@ package io.sparkkinesis.source
 import java.nio.charset.StandardCharsets
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{ChecksumException, FileSystem, Path}
 
+import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson}
 
 /**
@@ -26,9 +27,17 @@ private[sparkkinesis] final class InitialOffsetStore(checkpointLocation: String,
   }
 
   private def read(fs: FileSystem): KinesisSourceOffset = {
+    val where = s"the initial offset file $path"
     val in = fs.open(path)
-    try OffsetJson.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), s"the initial offset file $path")
-    finally in.close()
+    val text =
+      try new String(in.readAllBytes(), StandardCharsets.UTF_8)
+      catch {
+        case e: ChecksumException =>
+          throw KinesisErrors.badOffset(where, "(not shown)",
+            s"its content no longer matches the checksum written with it, so it was changed afterwards (${e.getMessage})",
+            OffsetJson.Example)
+      } finally in.close()
+    OffsetJson.read(text, where)
   }
 
   private def write(fs: FileSystem, offset: KinesisSourceOffset): Unit = {

@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 
 import io.sparkkinesis.aws.KinesisClients
+import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.{PrefetchBuffers, PrefetchJob, SparkPrefetchJob}
 import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory}
@@ -44,18 +45,53 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private lazy val firstOffset: KinesisSourceOffset = {
     val spark = SparkSession.active
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
-      val start = options.initialPosition.getOrElse(StartPosition.Latest) match {
-        // `latest` is pinned to the time the query first started, so a restart before the first commit
-        // reads everything written since then.
-        case StartPosition.Latest => StartPosition.AtTimestamp(System.currentTimeMillis())
-        case other => other
-      }
       val listed = tracker.list().keySet
       options.shardStarts.checkKnown(listed)
-      KinesisSourceOffset(listed.map { k =>
-        k -> (ShardPosition.NotStarted(options.shardStarts.get(k).getOrElse(start)): ShardPosition)
-      }.toMap)
+      startingAt(listed)
     }
+  }
+
+  /**
+   * New shards at their start: their `initialShardPositions` entry, else `initialPosition`, with `latest` pinned
+   * to now (written to the checkpoint with this offset, so a crash before the first commit cannot move it).
+   */
+  private def startingAt(shards: Iterable[ShardKey]): KinesisSourceOffset = {
+    val start = options.initialPosition.getOrElse(StartPosition.Latest) match {
+      case StartPosition.Latest => StartPosition.AtTimestamp(System.currentTimeMillis())
+      case other => other
+    }
+    KinesisSourceOffset(shards.map { k =>
+      k -> (ShardPosition.NotStarted(options.shardStarts.get(k).getOrElse(start)): ShardPosition)
+    }.toMap)
+  }
+
+  /** Whether this run has compared the checkpoint's streams with `streamName` yet. */
+  private var streamsReconciled = false
+
+  /**
+   * `offset` (from the checkpoint) with the streams `streamName` names now, once per run: a stream the checkpoint
+   * never read joins at its start position; a stream it read that is no longer named fails the query with
+   * [KINESIS_STREAMS_CHANGED], since its positions would otherwise be dropped without a word.
+   */
+  private def withNamedStreams(offset: KinesisSourceOffset): KinesisSourceOffset =
+    if (streamsReconciled) offset
+    else {
+      checkNoStreamRemoved(offset)
+      val known = offset.shards.keySet.map(_.stream)
+      val added = options.streams.filterNot(s => known.contains(s.name))
+      val joined = if (added.isEmpty) offset
+      else {
+        val listed = tracker.list().keySet.filter(k => !known.contains(k.stream))
+        logInfo(s"Streams new to the checkpoint start at their initial position: ${added.mkString(", ")}")
+        KinesisSourceOffset(offset.shards ++ startingAt(listed).shards)
+      }
+      streamsReconciled = true
+      joined
+    }
+
+  private def checkNoStreamRemoved(offset: KinesisSourceOffset): Unit = {
+    val removed = offset.shards.keySet.map(_.stream).diff(streamsByName.keySet)
+    if (removed.nonEmpty) throw KinesisErrors.streamsChanged(removed.toSeq.sorted, options.streams.map(_.name))
   }
 
   override def initialOffset(): Offset = firstOffset
@@ -77,7 +113,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   override def latestOffset(): Offset = throw new UnsupportedOperationException("latestOffset(start, limit) is used")
 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
-    val from = tracker.refresh(start.asInstanceOf[KinesisSourceOffset], System.currentTimeMillis())
+    val from = tracker.refresh(withNamedStreams(start.asInstanceOf[KinesisSourceOffset]), System.currentTimeMillis())
     val readable = tracker.readable(from)
     while (true) {
       val due = planner.dueShards(from, readable, System.currentTimeMillis())
@@ -121,6 +157,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val s = start.asInstanceOf[KinesisSourceOffset]
     val e = end.asInstanceOf[KinesisSourceOffset]
+    checkNoStreamRemoved(e)
     e.shards.toSeq.sortBy(_._1).collect {
       case (k, ShardPosition.After(to)) if !s.shards.get(k).contains(ShardPosition.After(to)) =>
         val fromPos = s.shards.getOrElse(k, ShardPosition.NotStarted(StartPosition.TrimHorizon))

@@ -31,4 +31,19 @@ class InitialOffsetStoreSuite extends AnyFunSuite {
     assert(e.getMessage.contains("kinesis-initial-offset.json") && e.getMessage.contains("'streams'"), e.getMessage)
     assert(new String(Files.readAllBytes(file), StandardCharsets.UTF_8) == """{"version":1,"streams":[]}""")
   }
+
+  test("an initial offset file changed after it was written (its checksum no longer matches) fails, named") {
+    val dir = Files.createTempDirectory("initial-offset")
+    new InitialOffsetStore(dir.toString, new Configuration()).getOrCreate(offset)
+    val file = dir.resolve("kinesis-initial-offset.json")
+    assert(Files.exists(dir.resolve(".kinesis-initial-offset.json.crc")), "the premise: Hadoop wrote a checksum")
+    Files.write(file,
+      new String(Files.readAllBytes(file), StandardCharsets.UTF_8).replace("true", "tru")
+        .getBytes(StandardCharsets.UTF_8))
+    val e = intercept[KinesisException] {
+      new InitialOffsetStore(dir.toString, new Configuration()).getOrCreate(fail("must not create a new offset"))
+    }
+    assert(e.condition == "KINESIS_INVALID_OFFSET")
+    assert(e.getMessage.contains("kinesis-initial-offset.json") && e.getMessage.contains("checksum"), e.getMessage)
+  }
 }

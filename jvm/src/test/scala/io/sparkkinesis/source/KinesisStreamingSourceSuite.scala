@@ -112,6 +112,24 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     assert(batches.forall(_ <= 10000), batches)
   }
 
+  test("streams added to streamName between runs start at initialPosition; a stream removed fails, named") {
+    val (a, b) = (freshStream(server, "source-a", 1), freshStream(server, "source-b", 1))
+    val checkpoint = Files.createTempDirectory("kinesis-source").toString
+    put(server, a, (0 until 100).map(i => "k" -> s"a$i"))
+    put(server, b, (0 until 100).map(i => "k" -> s"b$i"))
+    assert(drain(a, checkpoint).map(_._2).sorted == (0 until 100).map(i => s"a$i").sorted)
+
+    put(server, a, (100 until 150).map(i => "k" -> s"a$i"))
+    // `b` is new to the checkpoint: read from its initial position (trim_horizon here), `a` from where it was.
+    val both = drain(s"$a,$b", checkpoint).map(_._2)
+    assert(both.sorted == ((100 until 150).map(i => s"a$i") ++ (0 until 100).map(i => s"b$i")).sorted)
+
+    val e = intercept[Exception](drain(b, checkpoint))
+    val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(messages.contains("[KINESIS_STREAMS_CHANGED]") && messages.contains(s"'$a'"), messages)
+    assert(messages.contains("new checkpoint location"), messages)
+  }
+
   test("the initial offset is read from the checkpoint once per run, not on every trigger before the first batch") {
     val stream = freshStream(server, "source-initial", 2)
     spark.sparkContext // the source takes the active session's Hadoop configuration
