@@ -2,13 +2,26 @@ package io.sparkkinesis.aws
 
 import java.net.URI
 import java.time.Duration
-import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.{
+  Executor,
+  Executors,
+  LinkedBlockingQueue,
+  ScheduledExecutorService,
+  ThreadFactory,
+  ThreadPoolExecutor,
+  TimeUnit
+}
+import java.util.concurrent.atomic.AtomicInteger
 
 import software.amazon.awssdk.auth.credentials._
-import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy
+import software.amazon.awssdk.core.client.config.{
+  ClientAsyncConfiguration,
+  ClientOverrideConfiguration,
+  SdkAdvancedAsyncClientOption
+}
 import software.amazon.awssdk.http.Protocol
-import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
+import software.amazon.awssdk.http.nio.netty.{NettyNioAsyncHttpClient, SdkEventLoopGroup}
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.services.kinesis.{KinesisAsyncClient, KinesisClient}
@@ -17,51 +30,101 @@ import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
 import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
 
 /**
- * Builds and caches SDK clients, one per distinct connection per JVM (clients are thread-safe and costly to
- * build: the async one owns a Netty event loop). Used on the driver for planning and on executors for
- * reading and writing.
+ * Builds and caches SDK clients per JVM, one per distinct connection, used on the driver for planning and on
+ * executors for reading and writing. The caches are bounded ([[ClientCache]]: at most `MaxClients` of each kind,
+ * the least recently used closed when a new connection passes that), so an application that rotates keys or
+ * changes settings does not gather clients, sockets and threads. Every async client shares one Netty event loop
+ * group, so their threads do not add up either.
  */
 private[sparkkinesis] object KinesisClients {
-  private val syncClients = new ConcurrentHashMap[AwsConnection, KinesisClient]()
-  private val asyncClients = new ConcurrentHashMap[(AwsConnection, Int), KinesisAsyncClient]()
+
+  /** Clients of each kind (sync, async) one JVM keeps; connections beyond that replace the least recently used. */
+  val MaxClients = 16
+
+  /** How long a client that left the cache stays open for the calls already under way on it. */
+  val CloseDelayMillis = 30000L
+
+  private val syncClients = new ClientCache[AwsConnection, KinesisClient](MaxClients, CloseDelayMillis, buildSync)
+  private val asyncClients =
+    new ClientCache[(AwsConnection, Int), KinesisAsyncClient](MaxClients, CloseDelayMillis, buildAsync)
+
+  private val cores = math.max(2, Runtime.getRuntime.availableProcessors())
+
+  /**
+   * Threads every client of this JVM shares, all daemon threads: the Netty event loops of the async clients, the
+   * timer the SDK uses for call timeouts, and the threads that complete async calls. Left to itself the SDK gives
+   * each client its own of each, so threads would grow with the number of clients.
+   */
+  private lazy val eventLoops: SdkEventLoopGroup =
+    SdkEventLoopGroup.builder().numberOfThreads(cores).threadFactory(daemon("kinesis-netty")).build()
+  private lazy val timers: ScheduledExecutorService =
+    Executors.newScheduledThreadPool(math.min(cores, 4), daemon("kinesis-sdk-timer"))
+  private lazy val completions: Executor = {
+    val pool = new ThreadPoolExecutor(cores, cores, 60L, TimeUnit.SECONDS, new LinkedBlockingQueue[Runnable](),
+      daemon("kinesis-sdk-completion"))
+    pool.allowCoreThreadTimeOut(true)
+    pool
+  }
+
+  private def daemon(prefix: String): ThreadFactory = new ThreadFactory {
+    private val count = new AtomicInteger()
+    override def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, s"$prefix-${count.incrementAndGet()}")
+      t.setDaemon(true)
+      t
+    }
+  }
+
+  private object CborLock
 
   sys.addShutdownHook(closeAll())
 
-  def sync(conn: AwsConnection): KinesisClient =
-    syncClients.computeIfAbsent(conn,
-      c =>
-        withCborSetting(c.cborEnabled) {
-          SignerLogGuard()
-          val b = KinesisClient.builder()
-            .region(Region.of(c.region))
-            .credentialsProvider(credentialsProvider(c.credentials, c.region))
-            .httpClientBuilder(UrlConnectionHttpClient.builder()
-                .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
-            .overrideConfiguration(overrides)
-          c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
-          b.build()
-        })
+  def sync(conn: AwsConnection): KinesisClient = syncClients(conn)
 
-  def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient =
-    asyncClients.computeIfAbsent((conn, maxConcurrency),
-      {
-        case (c, n) => withCborSetting(c.cborEnabled) {
-            SignerLogGuard()
-            val b = KinesisAsyncClient.builder()
-              .region(Region.of(c.region))
-              .credentialsProvider(credentialsProvider(c.credentials, c.region))
-              // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
-              // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
-              .httpClientBuilder(NettyNioAsyncHttpClient.builder()
-                  .protocol(Protocol.HTTP1_1)
-                  .maxConcurrency(math.max(n, 2))
-                  .connectionTimeout(Duration.ofSeconds(10))
-                  .readTimeout(Duration.ofSeconds(60)))
-              .overrideConfiguration(overrides)
-            c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
-            b.build()
-          }
-      })
+  def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient = asyncClients((conn, maxConcurrency))
+
+  /** Lets the synchronous client of `conn` go (a query that used it stopped); others get a new one on request. */
+  def retire(conn: AwsConnection): Unit = syncClients.retire(conn)
+
+  /** Clients cached now: (sync, async). */
+  def cached: (Int, Int) = (syncClients.size, asyncClients.size)
+
+  private def buildSync(c: AwsConnection): ClientCache.Built[KinesisClient] = withCborSetting(c.cborEnabled) {
+    SignerLogGuard()
+    val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
+    val b = KinesisClient.builder()
+      .region(Region.of(c.region))
+      .credentialsProvider(credentials)
+      .httpClientBuilder(UrlConnectionHttpClient.builder()
+          .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
+      .overrideConfiguration(overrides)
+    c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
+    ClientCache.Built(b.build(), closeables)
+  }
+
+  private def buildAsync(key: (AwsConnection, Int)): ClientCache.Built[KinesisAsyncClient] = {
+    val (c, n) = key
+    withCborSetting(c.cborEnabled) {
+      SignerLogGuard()
+      val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
+      val b = KinesisAsyncClient.builder()
+        .region(Region.of(c.region))
+        .credentialsProvider(credentials)
+        // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
+        // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
+        .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+            .eventLoopGroup(eventLoops)
+            .protocol(Protocol.HTTP1_1)
+            .maxConcurrency(math.max(n, 2))
+            .connectionTimeout(Duration.ofSeconds(10))
+            .readTimeout(Duration.ofSeconds(60)))
+        .asyncConfiguration(ClientAsyncConfiguration.builder()
+            .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build())
+        .overrideConfiguration(overrides)
+      c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
+      ClientCache.Built(b.build(), closeables)
+    }
+  }
 
   /**
    * The connector does all retrying itself (throttling, 5xx and I/O errors, with budgets, pacing and metrics it can
@@ -71,25 +134,35 @@ private[sparkkinesis] object KinesisClients {
     ClientOverrideConfiguration.builder()
       .retryStrategy(AwsRetryStrategy.doNotRetry())
       .apiCallTimeout(Duration.ofMinutes(2))
+      .scheduledExecutorService(timers)
       .build()
 
-  private def credentialsProvider(c: CredentialsConfig, region: String): AwsCredentialsProvider = c match {
-    case CredentialsConfig.StaticKeys(id, secret, None) =>
-      StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret))
-    case CredentialsConfig.StaticKeys(id, secret, Some(token)) =>
-      StaticCredentialsProvider.create(AwsSessionCredentials.create(id, secret, token))
-    case CredentialsConfig.DefaultChain => DefaultCredentialsProvider.builder().build()
-    case CredentialsConfig.Profile(name) => ProfileCredentialsProvider.builder().profileName(name).build()
-    case r: CredentialsConfig.AssumeRole =>
-      val sts = StsClient.builder()
-        .region(Region.of(region))
-        .credentialsProvider(credentialsProvider(r.base, region))
-        .httpClientBuilder(UrlConnectionHttpClient.builder())
-      r.stsEndpointUrl.foreach(u => sts.endpointOverride(URI.create(u)))
-      val request = AssumeRoleRequest.builder().roleArn(r.roleArn).roleSessionName(r.sessionName)
-      r.externalId.foreach(request.externalId)
-      StsAssumeRoleCredentialsProvider.builder().stsClient(sts.build()).refreshRequest(request.build()).build()
-  }
+  /** The credentials provider of `c`, and what was built for it (closed with the client). */
+  private def credentialsProvider(c: CredentialsConfig, region: String): (AwsCredentialsProvider, Seq[AutoCloseable]) =
+    c match {
+      case CredentialsConfig.StaticKeys(id, secret, None) =>
+        (StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret)), Nil)
+      case CredentialsConfig.StaticKeys(id, secret, Some(token)) =>
+        (StaticCredentialsProvider.create(AwsSessionCredentials.create(id, secret, token)), Nil)
+      case CredentialsConfig.DefaultChain =>
+        val p = DefaultCredentialsProvider.builder().build()
+        (p, Seq(p))
+      case CredentialsConfig.Profile(name) =>
+        val p = ProfileCredentialsProvider.builder().profileName(name).build()
+        (p, Seq(p))
+      case r: CredentialsConfig.AssumeRole =>
+        val (base, baseCloseables) = credentialsProvider(r.base, region)
+        val builder = StsClient.builder()
+          .region(Region.of(region))
+          .credentialsProvider(base)
+          .httpClientBuilder(UrlConnectionHttpClient.builder())
+        r.stsEndpointUrl.foreach(u => builder.endpointOverride(URI.create(u)))
+        val sts = builder.build()
+        val request = AssumeRoleRequest.builder().roleArn(r.roleArn).roleSessionName(r.sessionName)
+        r.externalId.foreach(request.externalId)
+        val p = StsAssumeRoleCredentialsProvider.builder().stsClient(sts).refreshRequest(request.build()).build()
+        (p, Seq(p, sts) ++ baseCloseables)
+    }
 
   /**
    * The SDK takes its CBOR switch from the system property `aws.cborEnabled` when a client is built, so the
@@ -102,12 +175,9 @@ private[sparkkinesis] object KinesisClients {
     try build
     finally if (!enabled) previous.fold(System.clearProperty(property))(System.setProperty(property, _))
   }
-  private object CborLock
 
   def closeAll(): Unit = {
-    syncClients.values().forEach(c => c.close())
-    syncClients.clear()
-    asyncClients.values().forEach(c => c.close())
-    asyncClients.clear()
+    syncClients.closeAll()
+    asyncClients.closeAll()
   }
 }

@@ -11,7 +11,8 @@ import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
 import io.sparkkinesis.offsets.StartPosition
 
 /**
- * Reads one shard with GetRecords. It keeps the shard iterator between calls, spaces calls at least
+ * Reads one shard with GetRecords. It asks for its client on every call (`client`: the JVM's cache, which may
+ * replace a client it closed) and keeps the shard iterator between calls, spaces calls at least
  * `minPeriodMillis` apart whatever they returned (the service allows 5 reads per second per shard), retries
  * throttling and transient errors under the connector's [[RetryPolicy]], and renews an expired iterator from the
  * last sequence number it returned, so no record is skipped or repeated.
@@ -22,7 +23,7 @@ import io.sparkkinesis.offsets.StartPosition
  * counted in `dataLoss` and reading goes on from the trim horizon.
  */
 private[sparkkinesis] final class PollingShardFetcher(
-    client: KinesisClient,
+    client: () => KinesisClient,
     stream: StreamRef,
     shardId: String,
     start: StartPosition,
@@ -58,7 +59,7 @@ private[sparkkinesis] final class PollingShardFetcher(
       pace()
       val it = iterator.getOrElse(newIterator())
       callCount += 1
-      val response = client.getRecords(GetRecordsRequest.builder().shardIterator(it).limit(maxRecordsPerCall).build())
+      val response = client().getRecords(GetRecordsRequest.builder().shardIterator(it).limit(maxRecordsPerCall).build())
       val records = response.records().asScala.toSeq
       records.lastOption.foreach(r => lastSequence = Some(r.sequenceNumber()))
       iterator = Option(response.nextShardIterator())
@@ -108,7 +109,7 @@ private[sparkkinesis] final class PollingShardFetcher(
     while (it.isDefined && probes < OldestProbeCalls) {
       probes += 1
       val response = RetryPolicy.Default.call("GetRecords", stream.toString)(
-        client.getRecords(GetRecordsRequest.builder().shardIterator(it.get).limit(1).build()))
+        client().getRecords(GetRecordsRequest.builder().shardIterator(it.get).limit(1).build()))
       val first = response.records().asScala.headOption
       if (first.isDefined) return first.map(_.sequenceNumber())
       if (Option(response.millisBehindLatest()).forall(_ == 0L)) return None
@@ -130,7 +131,7 @@ private[sparkkinesis] final class PollingShardFetcher(
       case StartPosition.AfterSequence(s) =>
         b.shardIteratorType(ShardIteratorType.AFTER_SEQUENCE_NUMBER).startingSequenceNumber(s)
     }
-    RetryPolicy.Default.call("GetShardIterator", stream.toString)(client.getShardIterator(b.build())).shardIterator()
+    RetryPolicy.Default.call("GetShardIterator", stream.toString)(client().getShardIterator(b.build())).shardIterator()
   }
 }
 

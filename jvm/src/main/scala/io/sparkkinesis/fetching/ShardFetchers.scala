@@ -12,6 +12,6 @@ private[sparkkinesis] object ShardFetchers {
       shardId: String,
       start: StartPosition,
       settings: FetchSettings): ShardFetcher =
-    new PollingShardFetcher(KinesisClients.sync(connection), stream, shardId, start, settings.maxRecordsPerCall,
+    new PollingShardFetcher(() => KinesisClients.sync(connection), stream, shardId, start, settings.maxRecordsPerCall,
       settings.minPeriodMillis, settings.failOnDataLoss)
 }

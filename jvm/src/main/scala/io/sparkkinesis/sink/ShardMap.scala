@@ -39,10 +39,16 @@ private[sparkkinesis] object ShardMap {
    * The stream's shard map for the writers of this executor: listed at most once per `ExpiryMillis` per client
    * (that is, per connection) and stream, rather than once per task.
    */
-  def forStream(client: KinesisAsyncClient, stream: StreamRef, nowMillis: Long = System.currentTimeMillis()): ShardMap =
+  def forStream(
+      client: KinesisAsyncClient,
+      stream: StreamRef,
+      nowMillis: Long = System.currentTimeMillis()): ShardMap = {
+    // Expired maps leave, so the cache holds on to no client that the client cache has since let go.
+    cache.entrySet().removeIf(e => nowMillis - e.getValue._2 >= ExpiryMillis)
     cache.compute((client, stream),
       (_, cached) =>
         if (cached != null && nowMillis - cached._2 < ExpiryMillis) cached else (load(client, stream), nowMillis))._1
+  }
 
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
     if (explicitHashKey != null) BigInt(explicitHashKey)

@@ -30,9 +30,9 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   extends MicroBatchStream with SupportsTriggerAvailableNow with ReportsSourceMetrics with Logging {
 
   private val sourceId = UUID.randomUUID().toString
-  private val client = KinesisClients.sync(options.connection)
-  private val tracker = new ShardTracker(client, options.streams, options.shardDiscoveryMillis,
-    options.fetch.failOnDataLoss)
+  private val tracker =
+    new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
+      options.fetch.failOnDataLoss)
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
   private val metrics = new SourceMetrics
@@ -170,7 +170,10 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
 
   override def commit(end: Offset): Unit = ()
 
-  override def stop(): Unit = PrefetchBuffers.dropSource(sourceId)
+  override def stop(): Unit = {
+    PrefetchBuffers.dropSource(sourceId)
+    KinesisClients.retire(options.connection)
+  }
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
     metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o }, tracker.lostShards).asJava

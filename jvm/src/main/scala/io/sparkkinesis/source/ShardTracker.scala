@@ -20,7 +20,7 @@ import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, St
  * its end in an offset already in Spark's offset log, so per partition key order holds across splits and merges.
  */
 private[sparkkinesis] final class ShardTracker(
-    client: KinesisClient,
+    client: () => KinesisClient,
     streams: Seq[StreamRef],
     intervalMillis: Long,
     failOnDataLoss: Boolean = true) extends Logging {
@@ -33,7 +33,7 @@ private[sparkkinesis] final class ShardTracker(
 
   def list(): Map[ShardKey, ShardDescription] = {
     val shards = streams.flatMap { s =>
-      ShardListing.list(s)(client.listShards).map(d => ShardKey(s.name, d.shardId) -> d)
+      ShardListing.list(s)(client().listShards).map(d => ShardKey(s.name, d.shardId) -> d)
     }.toMap
     parents = shards.map { case (k, d) => k -> d.parents.map(p => ShardKey(k.stream, p)) }
     closed = shards.collect { case (k, d) if d.isClosed => k }.toSet

@@ -58,7 +58,8 @@ class PollingShardFetcherTrimSuite extends AnyFunSuite {
   private val orders = StreamRef("orders", None, None)
 
   private def fetcher(fake: TrimmedShard, start: StartPosition, failOnDataLoss: Boolean) =
-    new PollingShardFetcher(fake, orders, "shardId-000000000000", start, maxRecordsPerCall = 100, minPeriodMillis = 0,
+    new PollingShardFetcher(() => fake, orders, "shardId-000000000000", start, maxRecordsPerCall = 100,
+      minPeriodMillis = 0,
       failOnDataLoss = failOnDataLoss, sleep = _ => ())
 
   test("resuming after a trimmed sequence number fails with KINESIS_DATA_LOSS naming the shard and both positions") {
