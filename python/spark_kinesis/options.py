@@ -153,7 +153,7 @@ OPTIONS: Dict[str, OptionInfo] = {
         "maxRecordSize", "bytes", "sink", "1048576", (), None, None, False,
         "a size in bytes from 1 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
     "maxRetries": OptionInfo(
-        "maxRetries", "int", "sink", "10", (), 0, 1000, False,
+        "maxRetries", "int", "sink", None, (), 0, 1000, False,
         "a whole number from 0 to 1000"),
     "maxInFlightRequests": OptionInfo(
         "maxInFlightRequests", "int", "sink", "4", (), 1, 64, False,

@@ -107,16 +107,17 @@ private[sparkkinesis] object KinesisOptions {
   val MaxRecordSize: OptionSpec[Long] = OptionSpec("maxRecordSize", Bytes(1, 10 * Mi), Some(Mi), Scope.Sink, V0_1,
     "Largest record, partition key plus data (1 MiB unless the stream's maximum record size was raised).", "Sink",
     defaultDoc = Some("1m"))
-  val MaxRetries: OptionSpec[Int] = OptionSpec("maxRetries", Integer(0, 1000), Some(10), Scope.Sink, V0_1,
-    "How many times one failed record is sent again before the task fails (see also `maxRetryDuration`).", "Sink")
+  val MaxRetries: OptionSpec[Int] = OptionSpec("maxRetries", Integer(0, 1000), None, Scope.Sink, V0_1,
+    "How many times one failed record may be sent again before the task fails. Unset, only `maxRetryDuration` " +
+      "limits the retries.", "Sink", defaultDoc = Some("no limit"))
   val MaxInFlightRequests: OptionSpec[Int] = OptionSpec("maxInFlightRequests", Integer(1, 64), Some(4), Scope.Sink,
     V0_1,
     "PutRecords calls one task keeps in flight at once (the most; throttling lowers the window, see " +
       "docs/sink.md).", "Sink")
   val MaxRetryDuration: OptionSpec[Duration] = OptionSpec("maxRetryDuration",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(24)), Some(Duration.ofMinutes(2)), Scope.Sink, V0_1,
-    "How long a record may keep failing (from its first failed attempt) before the task fails; checked " +
-      "together with `maxRetries`, whichever is reached first.", "Sink")
+    "How long a record may keep failing (from its first failed attempt) before the task fails; with " +
+      "`maxRetries` set too, whichever is reached first.", "Sink")
   val OrderingMode: OptionSpec[String] = OptionSpec("ordering", Choice(Seq("unordered", "perkey")), Some("unordered"),
     Scope.Sink, V0_1,
     "`unordered` favours throughput: a retried record can land after records sent later with " +

@@ -63,7 +63,7 @@ private[sparkkinesis] object SinkOptions {
       stream = stream,
       connection = AwsConnection.fromOptions(opts, stream.toSeq),
       limits = limits,
-      retry = RetryPolicy(opts.getOrDefault(O.MaxRetries), SinkOptions.RetryBackoff,
+      retry = RetryPolicy(opts.get(O.MaxRetries).getOrElse(Int.MaxValue), SinkOptions.RetryBackoff,
         Some(opts.getOrDefault(O.MaxRetryDuration))),
       maxInFlightRequests = opts.getOrDefault(O.MaxInFlightRequests),
       perKeyOrdering = opts.getOrDefault(O.OrderingMode) == "perkey",

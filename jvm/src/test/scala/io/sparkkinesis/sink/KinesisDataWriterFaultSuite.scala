@@ -182,6 +182,21 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     assert(seconds >= 1.0 && seconds < 10, s"took $seconds s")
   }
 
+  test("with maxRetries left unset, a record throttled for good is retried until maxRetryDuration, not 10 times") {
+    val fake = new FaultInjectingClient(None, entryFailureRate = 1.0)
+    val start = System.nanoTime()
+    val e = intercept[KinesisException] {
+      writeTask(options(server, "s", FixedClientFactory(fake), Map("maxRetryDuration" -> "30s")), textSchema,
+        Iterator(row("x", "k")))
+    }
+    val seconds = (System.nanoTime() - start) / 1e9
+    assert(e.condition == "KINESIS_RETRIES_EXHAUSTED")
+    // Ten retries with backoff capped at 5 s take 13 to 26 s; the duration alone ends these.
+    assert(seconds >= 30.0 && seconds < 60, s"took $seconds s")
+    val failures = "failed ([0-9]+) times".r.findFirstMatchIn(e.getMessage).map(_.group(1).toInt)
+    assert(failures.exists(_ > 11), e.getMessage)
+  }
+
   test("S4: a record error code that retrying cannot fix fails at once") {
     val fake = new FaultInjectingClient(None, entryFailureRate = 1.0, entryFailureCode = "KMSAccessDeniedException")
     val e = intercept[KinesisException] {

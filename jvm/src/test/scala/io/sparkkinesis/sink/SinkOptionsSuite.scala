@@ -21,7 +21,8 @@ class SinkOptionsSuite extends AnyFunSuite {
     val o = parse(Map("streamName" -> "orders"))
     assert(o.stream.map(_.name).contains("orders"))
     assert(o.limits == PutLimits(500, 5L * 1024 * 1024, 1024L * 1024))
-    assert(o.retry.maxRetries == 10 && o.retry.maxDuration.contains(Duration.ofMinutes(2)))
+    // Unless maxRetries is set, maxRetryDuration alone ends a record's retries.
+    assert(o.retry.maxRetries == Int.MaxValue && o.retry.maxDuration.contains(Duration.ofMinutes(2)))
     assert(o.maxInFlightRequests == 4 && !o.perKeyOrdering && !o.dropOversizeRecords)
     assert(o.partitionKeyColumn.isEmpty && o.aggregationMaxBytes.isEmpty)
     assert(o.clientFactory == SinkClientFactory.Shared)
