@@ -11,11 +11,25 @@ private[sparkkinesis] final case class BufferedRecord(
     data: Array[Byte],
     arrivalMillis: Long) {
 
-  /** What the record weighs against byte limits: data plus partition key. */
+  /** What the record weighs against byte limits (`maxBytesPerTrigger`): data plus partition key. */
   def size: Long = data.length.toLong + partitionKey.length
+
+  /**
+   * What holding the record costs the heap, an estimate that errs high: the data array, the partition key and the
+   * sequence number as strings, and the objects around them (headers, references, the position). It is what
+   * `fetchBufferSize` bounds; [[BufferedRecordSuite]] checks it against the heap measured.
+   */
+  def heapBytes: Long =
+    BufferedRecord.ArrayOverhead + data.length + 2 * BufferedRecord.StringOverhead + partitionKey.length +
+      position.sequenceNumber.length + BufferedRecord.ObjectOverhead
 }
 
 private[sparkkinesis] object BufferedRecord {
+  // 64-bit JVM, compressed references, compact (Latin-1) strings: a byte array's header and padding; a string's
+  // object, its array's header and padding; the record, its position, their fields and the position's BigInt.
+  private val ArrayOverhead = 24L
+  private val StringOverhead = 48L
+  private val ObjectOverhead = 176L
 
   /** The user records of one Kinesis record, de-aggregating KPL aggregates. */
   def fromKinesis(r: Record): IndexedSeq[BufferedRecord] = {

@@ -23,6 +23,8 @@ private[sparkkinesis] final class ShardBuffer(
   // Read without the lock by other buffers' prefetch tasks (PrefetchBuffers.totalBytes): taking this buffer's
   // lock from inside another buffer's would deadlock two tasks filling two shards.
   @volatile private var bytesHeld = 0L
+  // Data plus partition keys of the records held: what byte budgets count (bytesHeld is their heap).
+  private var payloadHeld = 0L
   private var nextDue = 0L
   private var behind: Option[Long] = None
   private var caughtUp = false
@@ -53,14 +55,18 @@ private[sparkkinesis] final class ShardBuffer(
         dropHead()
         base = from
       case _ if base != null && from == lastPosition =>
-        records.clear(); bytesHeld = 0; base = from
+        records.clear(); bytesHeld = 0; payloadHeld = 0; base = from
       case _ =>
         if (fetcher != null) dataLoss += fetcher.dataLoss
-        records.clear(); bytesHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
+        records.clear(); bytesHeld = 0; payloadHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
     }
   }
 
-  private def dropHead(): Unit = bytesHeld -= records.removeHead().size
+  private def dropHead(): Unit = {
+    val r = records.removeHead()
+    bytesHeld -= r.heapBytes
+    payloadHeld -= r.size
+  }
 
   def isDue(now: Long): Boolean = synchronized(now >= nextDue)
   def nextDueMillis: Long = synchronized(nextDue)
@@ -86,7 +92,8 @@ private[sparkkinesis] final class ShardBuffer(
       BufferedRecord.fromKinesis(r).foreach { u =>
         if (ShardPosition.includes(skipFrom, u.position) && ShardPosition.includes(fetcherBase, u.position)) {
           records += u
-          bytesHeld += u.size
+          bytesHeld += u.heapBytes
+          payloadHeld += u.size
           pageBytes += u.size
         }
       }
@@ -141,7 +148,7 @@ private[sparkkinesis] final class ShardBuffer(
       else { n += 1; size += r.size; end = ShardPosition.After(r.position) }
     }
     if (n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
-    ShardReport(key, end, n, size, records.size - n, bytesHeld - size, behind, caughtUp && n == records.size,
+    ShardReport(key, end, n, size, records.size - n, payloadHeld - size, behind, caughtUp && n == records.size,
       fetcher != null && fetcher.shardEnded, pastCutoff, nextDue, calls, throttled,
       dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location)
   }
