@@ -24,7 +24,13 @@ import software.amazon.awssdk.http.Protocol
 import software.amazon.awssdk.http.nio.netty.{NettyNioAsyncHttpClient, SdkEventLoopGroup}
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
-import software.amazon.awssdk.services.kinesis.{KinesisAsyncClient, KinesisClient}
+import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder
+import software.amazon.awssdk.services.kinesis.{
+  KinesisAsyncClient,
+  KinesisAsyncClientBuilder,
+  KinesisClient,
+  KinesisClientBuilder
+}
 import software.amazon.awssdk.services.sts.StsClient
 import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
 import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
@@ -89,42 +95,35 @@ private[sparkkinesis] object KinesisClients {
   /** Clients cached now: (sync, async). */
   def cached: (Int, Int) = (syncClients.size, asyncClients.size)
 
-  private def buildSync(c: AwsConnection): ClientCache.Built[KinesisClient] = withCborSetting(c.cborEnabled) {
-    SignerLogGuard()
-    val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
-    val b = KinesisClient.builder()
-      .region(Region.of(c.region))
-      .credentialsProvider(credentials)
-      .httpClientBuilder(UrlConnectionHttpClient.builder()
-          .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30)))
-      .overrideConfiguration(overrides)
-    c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
-    ClientCache.Built(b.build(), closeables)
-  }
+  private def buildSync(c: AwsConnection): ClientCache.Built[KinesisClient] =
+    configured[KinesisClientBuilder, KinesisClient](c,
+      KinesisClient.builder()
+        .httpClientBuilder(UrlConnectionHttpClient.builder()
+            .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30))))
 
-  private def buildAsync(key: (AwsConnection, Int)): ClientCache.Built[KinesisAsyncClient] = {
-    val (c, n) = key
-    withCborSetting(c.cborEnabled) {
-      SignerLogGuard()
-      val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
-      val b = KinesisAsyncClient.builder()
-        .region(Region.of(c.region))
-        .credentialsProvider(credentials)
+  private def buildAsync(key: (AwsConnection, Int)): ClientCache.Built[KinesisAsyncClient] =
+    configured[KinesisAsyncClientBuilder, KinesisAsyncClient](key._1,
+      KinesisAsyncClient.builder()
         // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
         // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
         .httpClientBuilder(NettyNioAsyncHttpClient.builder()
             .eventLoopGroup(eventLoops)
             .protocol(Protocol.HTTP1_1)
-            .maxConcurrency(math.max(n, 2))
+            .maxConcurrency(math.max(key._2, 2))
             .connectionTimeout(Duration.ofSeconds(10))
             .readTimeout(Duration.ofSeconds(60)))
         .asyncConfiguration(ClientAsyncConfiguration.builder()
-            .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build())
-        .overrideConfiguration(overrides)
-      c.endpointUrl.foreach(u => b.endpointOverride(URI.create(u)))
-      ClientCache.Built(b.build(), closeables)
+            .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build()))
+
+  /** What every client of a connection has: region, credentials, the connector's overrides and the endpoint. */
+  private def configured[B <: AwsClientBuilder[B, C], C](c: AwsConnection, builder: B): ClientCache.Built[C] =
+    withCborSetting(c.cborEnabled) {
+      SignerLogGuard()
+      val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
+      builder.region(Region.of(c.region)).credentialsProvider(credentials).overrideConfiguration(overrides)
+      c.endpointUrl.foreach(u => builder.endpointOverride(URI.create(u)))
+      ClientCache.Built(builder.build(), closeables)
     }
-  }
 
   /**
    * The connector does all retrying itself (throttling, 5xx and I/O errors, with budgets, pacing and metrics it can
