@@ -80,7 +80,8 @@ private[sparkkinesis] final class PrefetchPlanner(
       maxBytes: Option[Long]): Option[Seq[FetchTaskSpec]] = {
     val leftRecords = maxRecords.map(_ - fresh.map(_.records).sum)
     val leftBytes = maxBytes.map(_ - fresh.map(_.bytes).sum)
-    val hungry = fresh.filter(r => r.bufferedRecords > 0 && r.end != ShardPosition.Ended).sortBy(_.key)
+    // A shard cut at the AvailableNow cutoff has nothing more to give this query, whatever it buffers.
+    val hungry = fresh.filter(r => r.bufferedRecords > 0 && !r.pastCutoff && r.end != ShardPosition.Ended).sortBy(_.key)
     if ((maxRecords.isEmpty && maxBytes.isEmpty) || hungry.isEmpty ||
       leftRecords.exists(_ <= 0) || leftBytes.exists(_ <= 0)) None
     else {

@@ -183,5 +183,8 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(planner.topUp(from, fresh, None, None).isEmpty)
     assert(planner.topUp(from, fresh, Some(500L), None).isEmpty)
     assert(planner.topUp(from, keys.map(k => report(k, notStarted, caughtUp = true)), Some(10000L), None).isEmpty)
+    // Nor a shard cut at the AvailableNow cutoff: what it buffers beyond is not for this query.
+    assert(planner.topUp(from, Seq(report(key(0), after(5), buffered = 100, pastCutoff = true)), Some(10000L), None)
+        .isEmpty)
   }
 }
