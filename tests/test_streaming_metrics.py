@@ -17,7 +17,7 @@ from harness.waiting import wait_for
 
 METRIC_KEYS = {
     "avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest", "bufferedRecords", "bufferedBytes",
-    "openShards", "closedShards", "getRecordsCalls", "throttledCalls",
+    "openShards", "closedShards", "getRecordsCalls", "throttledCalls", "driverGetRecordsCalls",
 }
 
 

@@ -6,14 +6,15 @@ import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
 
 /**
  * Reads a planned range (from, end] of one shard straight from Kinesis, by sequence number: used when the
- * prefetch buffer does not hold it (another executor, a restart, a buffer that was dropped).
+ * prefetch buffer does not hold it (another executor, a restart, a buffer that was dropped). Without an `end`, the
+ * range runs to the end of the shard, which the plan saw closed: a closed shard's records no longer change.
  */
 private[sparkkinesis] final class RangeReader(
     connection: AwsConnection,
     stream: StreamRef,
     key: ShardKey,
     from: ShardPosition,
-    end: RecordPosition,
+    end: Option[RecordPosition],
     settings: FetchSettings) {
 
   def iterator: Iterator[BufferedRecord] = new Iterator[BufferedRecord] {
@@ -28,14 +29,16 @@ private[sparkkinesis] final class RangeReader(
         if (page.hasNext) {
           val r = page.next()
           if (ShardPosition.includes(from, r.position)) {
-            if (r.position.isAfter(end)) done = true
+            if (end.exists(r.position.isAfter)) done = true
             else {
               nextRecord = Some(r)
-              if (r.position == end) done = true
+              if (end.contains(r.position)) done = true
             }
           }
         } else if (fetcher.shardEnded) {
-          throw KinesisErrors.rangeUnavailable(key.toString, s"the shard ended before the planned end $end")
+          end.foreach(e =>
+            throw KinesisErrors.rangeUnavailable(key.toString, s"the shard ended before the planned end $e"))
+          done = true
         } else {
           page = fetcher.fetch().records.iterator.flatMap(BufferedRecord.fromKinesis)
         }

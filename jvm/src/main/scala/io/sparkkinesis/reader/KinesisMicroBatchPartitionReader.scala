@@ -15,7 +15,7 @@ private[sparkkinesis] final class KinesisMicroBatchPartitionReader(p: KinesisMic
   extends PartitionReader[InternalRow] {
   private val converter = new RecordConverter(p.stream.name, p.key.shardId)
   private val records: Iterator[BufferedRecord] =
-    PrefetchBuffers.get(p.sourceId, p.key).flatMap(_.slice(p.from, p.to)) match {
+    p.to.flatMap(to => PrefetchBuffers.get(p.sourceId, p.key).flatMap(_.slice(p.from, to))) match {
       case Some(buffered) => buffered.iterator
       case None => new RangeReader(p.connection, p.stream, p.key, p.from, p.to, p.fetch).iterator
     }

@@ -26,7 +26,8 @@ import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatc
 private[sparkkinesis] final class KinesisMicroBatchStream(
     options: SourceOptions,
     checkpointLocation: String,
-    prefetchJob: PrefetchJob = SparkPrefetchJob)
+    prefetchJob: PrefetchJob = SparkPrefetchJob,
+    quietAfterMillis: Long = QuietWatch.QuietAfterMillis)
   extends MicroBatchStream with SupportsTriggerAvailableNow with ReportsSourceMetrics with Logging {
 
   private val sourceId = UUID.randomUUID().toString
@@ -36,6 +37,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
   private val metrics = new SourceMetrics
+  private val quietWatch = new QuietWatch(options, quietAfterMillis)
 
   /**
    * The query's first offset, read from (or written to) the checkpoint once per run: Spark asks for it on every
@@ -103,22 +105,50 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     Option(new org.apache.hadoop.fs.Path(checkpointLocation).getParent).flatMap(p => Option(p.getParent))
       .map(root => s"the offset log ${new org.apache.hadoop.fs.Path(root, "offsets")}").getOrElse("the offset log")
 
-  override def getDefaultReadLimit: ReadLimit = options.maxRecordsPerTrigger match {
-    case Some(n) => ReadLimit.maxRows(n)
-    case None => ReadLimit.allAvailable()
-  }
+  /**
+   * `maxRecordsPerTrigger`, or no limit written as the largest row count rather than `allAvailable`: Spark passes
+   * `allAvailable` only under Trigger.Once then, which is how [[latestOffset]] knows to read everything at once.
+   */
+  override def getDefaultReadLimit: ReadLimit = ReadLimit.maxRows(options.maxRecordsPerTrigger.getOrElse(Long.MaxValue))
 
   override def prepareForTriggerAvailableNow(): Unit = planner.startAvailableNow(System.currentTimeMillis())
 
   override def latestOffset(): Offset = throw new UnsupportedOperationException("latestOffset(start, limit) is used")
 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
-    val from = tracker.refresh(withNamedStreams(start.asInstanceOf[KinesisSourceOffset]), System.currentTimeMillis())
+    val from = start.asInstanceOf[KinesisSourceOffset]
+    limit match {
+      case _: ReadAllAvailable => everythingAvailable(from)
+      case _ => next(from, limitRows(limit), options.maxBytesPerTrigger)
+    }
+  }
+
+  /**
+   * Trigger.Once: one batch with every record that had arrived when it started, in every shard (the children of
+   * shards that close included), and no read limit, as Spark asks. Rounds run as under AvailableNow, each from the
+   * end the last one found, until every shard is planned up to the cutoff; the batch then re-reads from Kinesis
+   * what the buffers no longer hold, so memory stays within `fetchBufferSize` whatever the backlog.
+   */
+  private def everythingAvailable(start: KinesisSourceOffset): KinesisSourceOffset = {
+    if (!planner.availableNow) planner.startAvailableNow(System.currentTimeMillis())
+    var end = start
+    var more = true
+    while (more) {
+      val further = next(end, None, None)
+      more = further != end
+      end = further
+    }
+    end
+  }
+
+  /** The next offset after `start` within the budgets: a prefetch round on the shards that are due. */
+  private def next(start: KinesisSourceOffset, rows: Option[Long], bytes: Option[Long]): KinesisSourceOffset = {
+    val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis())
     val readable = tracker.readable(from)
     while (true) {
-      val due = planner.dueShards(from, readable, System.currentTimeMillis())
+      val due = watched(from, planner.dueShards(from, readable, System.currentTimeMillis()))
       if (due.nonEmpty) {
-        val next = prefetch(from, due, limit)
+        val next = prefetch(from, due, rows, bytes)
         if (next != from) return next
       }
       // Without AvailableNow, "nothing new" is an answer. With it, an answer of "nothing" ends the query, so
@@ -136,8 +166,26 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     from
   }
 
-  private def prefetch(from: KinesisSourceOffset, due: Seq[ShardKey], limit: ReadLimit): KinesisSourceOffset = {
-    val (rows, bytes) = (limitRows(limit), options.maxBytesPerTrigger)
+  /**
+   * `due` without the caught-up shards in which the driver, watching a quiet query, found nothing new: those are
+   * due again an `idleFetchPeriod` later, and a round that would only have polled them runs no Spark job.
+   */
+  private def watched(from: KinesisSourceOffset, due: Seq[ShardKey]): Seq[ShardKey] = {
+    val now = System.currentTimeMillis()
+    if (due.isEmpty || planner.availableNow || !quietWatch.quiet(now)) due
+    else {
+      val (idle, others) = due.partition(planner.caughtUpAt(_, from))
+      val woken = quietWatch.look(idle, from.shards).toSet
+      planner.postpone(idle.filterNot(woken), now + options.fetch.idlePeriodMillis)
+      others ++ idle.filter(woken)
+    }
+  }
+
+  private def prefetch(
+      from: KinesisSourceOffset,
+      due: Seq[ShardKey],
+      rows: Option[Long],
+      bytes: Option[Long]): KinesisSourceOffset = {
     val first = prefetchJob.run(planner.plan(from, due, rows, bytes))
     // A backlog on a few shards: give them what the others left unused, within the same trigger.
     val fresh = planner.topUp(from, first, rows, bytes).fold(first) { tasks =>
@@ -145,24 +193,35 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
       first.map(r => again.getOrElse(r.key, r))
     }
     metrics.record(fresh)
+    if (fresh.exists(r => r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp)) {
+      quietWatch.news(System.currentTimeMillis())
+    }
     planner.absorb(from, fresh)
   }
 
-  private def limitRows(limit: ReadLimit): Option[Long] = limit match {
+  /** The row limit of a trigger; the largest row count stands for none (see [[getDefaultReadLimit]]). */
+  private def limitRows(limit: ReadLimit): Option[Long] = (limit match {
     case m: ReadMaxRows => Some(m.maxRows())
     case c: CompositeReadLimit => c.getReadLimits.collect { case m: ReadMaxRows => m.maxRows() }.minOption
     case _ => None
-  }
+  }).filter(_ != Long.MaxValue)
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val s = start.asInstanceOf[KinesisSourceOffset]
     val e = end.asInstanceOf[KinesisSourceOffset]
     checkNoStreamRemoved(e)
-    e.shards.toSeq.sortBy(_._1).collect {
-      case (k, ShardPosition.After(to)) if !s.shards.get(k).contains(ShardPosition.After(to)) =>
-        val fromPos = s.shards.getOrElse(k, ShardPosition.NotStarted(StartPosition.TrimHorizon))
-        KinesisMicroBatchInputPartition(sourceId, k, streamsByName(k.stream), fromPos, to, options.connection,
-          options.fetch, planner.location(k)): InputPartition
+    val ranges = e.shards.toSeq.sortBy(_._1).flatMap { case (k, to) =>
+      val fromPos = s.shards.getOrElse(k, ShardPosition.NotStarted(StartPosition.TrimHorizon))
+      to match {
+        case ShardPosition.After(last) if fromPos != to => Some((k, fromPos, Some(last)))
+        // Closed within the batch: read to the shard's end, unless the round that ended it found nothing there.
+        case ShardPosition.Ended if fromPos != to && !planner.emptyToEnd(k, fromPos) => Some((k, fromPos, None))
+        case _ => None
+      }
+    }
+    ranges.map { case (k, fromPos, last) =>
+      KinesisMicroBatchInputPartition(sourceId, k, streamsByName(k.stream), fromPos, last, options.connection,
+        options.fetch, planner.location(k)): InputPartition
     }.toArray
   }
 
@@ -171,12 +230,14 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   override def commit(end: Offset): Unit = ()
 
   override def stop(): Unit = {
+    quietWatch.close()
     PrefetchBuffers.dropSource(sourceId)
     KinesisClients.retire(options.connection)
   }
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
-    metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o }, tracker.lostShards).asJava
+    metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o }, tracker.lostShards,
+      quietWatch.calls).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 

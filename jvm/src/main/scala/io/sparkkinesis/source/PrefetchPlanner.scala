@@ -43,6 +43,15 @@ private[sparkkinesis] final class PrefetchPlanner(
   def mayAnswerNothingNew(offset: KinesisSourceOffset, readable: Seq[ShardKey]): Boolean =
     cutoff.forall(c => readable.forall(k => c.finished(offset.shards(k), reports.get(k), isClosed(k))))
 
+  /** Whether the shard's latest report found it at the tip, with nothing buffered, where `offset` has it. */
+  def caughtUpAt(key: ShardKey, offset: KinesisSourceOffset): Boolean = reports.get(key).exists { r =>
+    r.caughtUp && r.bufferedRecords == 0 && !r.shardEnded && r.end == offset.shards(key)
+  }
+
+  /** The shards are not due before `untilMillis` (the driver looked at them itself). */
+  def postpone(keys: Seq[ShardKey], untilMillis: Long): Unit =
+    keys.foreach(k => reports.get(k).foreach(r => reports = reports.updated(k, r.copy(nextDueMillis = untilMillis))))
+
   /** How long to wait before the next shard is due again (10 ms to 1 s). */
   def pauseMillis(readable: Seq[ShardKey], nowMillis: Long): Long = {
     val wait = readable.flatMap(reports.get).map(_.nextDueMillis).minOption.map(_ - nowMillis).getOrElse(0L)
@@ -120,9 +129,20 @@ private[sparkkinesis] final class PrefetchPlanner(
     }
   }
 
+  /**
+   * Shards a round found ended with nothing after where it started, by that start: a batch from there to `Ended`
+   * has nothing to read. (A batch replayed after a restart does not know it and reads to the end once.)
+   */
+  private var endedEmpty = Map.empty[ShardKey, ShardPosition]
+
+  def emptyToEnd(key: ShardKey, from: ShardPosition): Boolean = endedEmpty.get(key).contains(from)
+
   /** Takes a round's reports in; returns `from` with every shard's end moved to where its report says. */
   def absorb(from: KinesisSourceOffset, fresh: Seq[ShardReport]): KinesisSourceOffset = {
     fresh.foreach(r => reports = reports.updated(r.key, r))
+    fresh.filter(r => r.end == ShardPosition.Ended && r.records == 0).foreach { r =>
+      endedEmpty = endedEmpty.updated(r.key, from.shards(r.key))
+    }
     fresh.foldLeft(from)((o, r) => if (r.end != o.shards(r.key)) o.updated(r.key, r.end) else o)
   }
 }

@@ -1,7 +1,9 @@
 package io.sparkkinesis.source
 
 import java.nio.file.Files
+import java.util.Optional
 import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.atomic.AtomicInteger
 
 import scala.jdk.CollectionConverters._
 
@@ -10,6 +12,8 @@ import org.apache.spark.sql.{Dataset, Row}
 import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
+import io.sparkkinesis.prefetch.{FetchTaskSpec, PrefetchJob, ShardReport, SparkPrefetchJob}
 import io.sparkkinesis.testing.{LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
@@ -27,14 +31,15 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       stream: String,
       checkpoint: String,
       extra: Map[String, String] = Map.empty,
-      on: LocalKinesisServer = server): Seq[(Long, String)] = {
+      on: LocalKinesisServer = server,
+      trigger: Trigger = Trigger.AvailableNow()): Seq[(Long, String)] = {
     val sink = new Collector
     val query = spark.readStream.format("kinesis")
       .options(options(on, stream) ++ Map("initialPosition" -> "trim_horizon") ++ extra).load()
       .selectExpr("CAST(data AS STRING) AS data")
       .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint)
-      .trigger(Trigger.AvailableNow()).start()
-    assert(query.awaitTermination(180000L), "the AvailableNow query did not end within 3 minutes")
+      .trigger(trigger).start()
+    assert(query.awaitTermination(180000L), s"the $trigger query did not end within 3 minutes")
     query.exception.foreach(e => fail(e))
     sink.rows.asScala.toSeq
   }
@@ -91,6 +96,35 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     assert(everyRecordOnce, s"read ${read.size} of 4000; last offset: ${lastOffset(checkpoint)}")
   }
 
+  test("Trigger.Once reads everything at its start in one batch: 20 pages a shard or more, a split, a small buffer") {
+    val stream = freshStream(server, "source-once", 2)
+    put(server, stream, records(0, 4000))
+    split(server, stream, "shardId-000000000000")
+    put(server, stream, records(4000, 8000))
+    awaitClockPastArrivals(server, stream)
+    // Pages of 100 records: about 20 full pages on each first shard before the split, as many again on the shard
+    // not split, 10 on each child. A 1 MiB buffer holds fewer records than the backlog, so the batch's end is found
+    // over several rounds and its records are read again. Trigger.Once ignores maxRecordsPerTrigger, as Spark says.
+    val once = Map("maxRecordsPerFetch" -> "100", "fetchBufferSize" -> "1m", "maxRecordsPerTrigger" -> "500")
+    val checkpoint = Files.createTempDirectory("kinesis-source").toString
+    val first = drain(stream, checkpoint, once, trigger = Trigger.Once())
+    assert(first.map(_._1).distinct.size == 1, s"batches: ${first.groupBy(_._1).view.mapValues(_.size).toMap}")
+    val read = first.map(_._2)
+    assert(read.size == 8000 && read.toSet == records(0, 8000).map(_._2).toSet,
+      s"read ${read.size} of 8000; last offset: ${lastOffset(checkpoint)}")
+
+    // The next run reads exactly what came after, across a merge made in between.
+    val open = shards(server, stream).filter(_.sequenceNumberRange().endingSequenceNumber() == null)
+      .sortBy(s => BigInt(s.hashKeyRange().startingHashKey()))
+    merge(server, stream, open(1).shardId(), open(2).shardId())
+    put(server, stream, records(8000, 9000))
+    awaitClockPastArrivals(server, stream)
+    val second = drain(stream, checkpoint, once, trigger = Trigger.Once())
+    assert(second.map(_._1).distinct.size == 1)
+    assert(second.map(_._2).sorted == records(8000, 9000).map(_._2).sorted,
+      s"read ${second.size} of 1000; last offset: ${lastOffset(checkpoint)}")
+  }
+
   test("maxRecordsPerTrigger caps every batch, and the batches together hold every record once") {
     val stream = freshStream(server, "source-limit", 2)
     put(server, stream, (0 until 600).map(i => s"k${i % 13}" -> s"r$i"))
@@ -144,6 +178,59 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       // A second trigger without a batch: the same offset, and no checkpoint read (or write) behind it.
       assert(source.initialOffset() == first)
       assert(!Files.exists(file), "the checkpoint was read or written again")
+    } finally source.stop()
+  }
+
+  test("a quiet query runs no prefetch job: the driver looks at the shards itself, and a new record wakes the rounds") {
+    val stream = freshStream(server, "source-quiet", 3)
+    put(server, stream, records(0, 30))
+    spark.sparkContext
+    val jobs = new AtomicInteger()
+    val counting = new PrefetchJob {
+      override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardReport] = {
+        jobs.incrementAndGet()
+        SparkPrefetchJob.run(tasks)
+      }
+    }
+    val dir = Files.createTempDirectory("kinesis-source").resolve("sources").resolve("0")
+    val source = new KinesisMicroBatchStream(
+      SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString,
+      counting, quietAfterMillis = 2000)
+    try {
+      // Spark's trigger loop, without the batches: ask for the next offset again and again.
+      var offset = source.initialOffset().asInstanceOf[KinesisSourceOffset]
+      def step(): Boolean = {
+        val next = source.latestOffset(offset, source.getDefaultReadLimit).asInstanceOf[KinesisSourceOffset]
+        val moved = next != offset
+        offset = next
+        moved
+      }
+      def driverCalls: Long = source.metrics(Optional.of(offset)).get("driverGetRecordsCalls").toLong
+      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+      def until(what: String)(done: => Boolean): Unit =
+        while (!done) {
+          assert(System.nanoTime() < deadline, s"timed out waiting until $what; offset $offset, ${jobs.get()} jobs")
+          step()
+        }
+
+      until("the driver has looked at every shard")(driverCalls >= 3)
+      assert(offset.shards.values.map {
+          case ShardPosition.After(_) => 1
+          case _ => 0
+        }.sum == 3, s"the 30 records are planned before the query goes quiet: $offset")
+      val quietJobs = jobs.get()
+      val quietOffset = offset
+      // Two more looks at each shard (an idleFetchPeriod apart) without a job, and nothing planned.
+      until("the driver has looked at every shard twice more")(driverCalls >= 9)
+      assert(jobs.get() == quietJobs && offset == quietOffset)
+
+      put(server, stream, Seq("late" -> "r-late"))
+      val late = readAll(server, stream).find(_.text == "r-late").get
+      until("the new record is planned")(offset != quietOffset)
+      assert(jobs.get() > quietJobs)
+      val key = offset.shards.keys.find(_.shardId == late.shardId).get
+      assert(offset.shards(key) == ShardPosition.After(RecordPosition(late.sequenceNumber, 0, lastInAggregate = true)))
+      assert(offset.shards.filter(_._1 != key) == quietOffset.shards.filter(_._1 != key))
     } finally source.stop()
   }
 }
