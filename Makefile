@@ -15,7 +15,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python fmt typecheck docs demo bench-venv bench-source bench-sink clean publish-local
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python fmt typecheck docs demo bench-venv bench-source bench-idle bench-sink clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -91,6 +91,10 @@ $(VENV)/.bench: bench/requirements.txt $(VENV)/.installed
 
 bench-source: install-wheel servers bench-venv
 	$(PY) bench/source/run.py --plot
+
+# An idle query on 100 shards for 10 minutes, then the first record after quiet spells (about 17 minutes).
+bench-idle: install-wheel servers bench-venv
+	$(PY) bench/source/idle.py --plot
 
 bench-sink: install-wheel servers bench-venv
 	$(PY) bench/sink/run.py
