@@ -188,3 +188,39 @@ def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, k
     print(f"speculative copies beat the stalled original in tasks (stage, partition) {won} of {sorted(seen)}")
 
     assert_exactly_once_from_replays(spark, Path(config["output"]), range(SPEC_RECORDS), "speculative copy")
+
+
+# restart in the same application (issue 12.6)
+RESTART_SHARDS = 4
+RESTART_RECORDS = 12_000
+RESTART_SIZE = 400  # bytes of data per record
+RESTART_BUFFER = 1024 * 1024  # fetchBufferSize: far below the backlog (4.8 MB)
+# Buffered payload, summed over both executors, at which at least one executor's buffers are full: a 400-byte
+# record takes about 760 bytes of heap as fetchBufferSize counts it, so two executors both below 1 MiB of heap
+# hold at most about 1.06 MiB of payload.
+RESTART_FILL = int(1.1 * 1024 * 1024)
+RESTART_FIRST_BATCH_S = 10.0  # what issue 12.6 asks of the restarted query's first batch
+
+
+def test_a_query_restarted_in_the_same_application_is_not_held_back_by_the_buffers_of_the_one_that_stopped(
+        spark, spark_cluster, kinesalite_server, stream_name, tmp_path, drivers):  # noqa: F811
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, RESTART_SHARDS)
+    payload = "x" * (RESTART_SIZE - 6)
+    streams.put_records(kinesis, stream_name, [(f"{i:06d}{payload}", f"k{i}") for i in range(RESTART_RECORDS)])
+
+    events = tmp_path / "events"
+    source = dict(connector_options(kinesalite_server), streamName=stream_name, initialPosition="trim_horizon",
+                  fetchBufferSize=str(RESTART_BUFFER), maxRecordsPerFetch="500")
+    config = {"master": spark_cluster.master_url, "conf": cluster_conf(spark_cluster, events), "source": source,
+              "first": {"maxRecordsPerTrigger": "50"}, "fill_bytes": RESTART_FILL, "workdir": str(tmp_path),
+              "result": str(tmp_path / "result.json"), "timeout": RUN_TIMEOUT}
+    d = drivers("restart", DRIVERS_DIR / "restart_driver.py", config)
+    code = d.wait(2 * RUN_TIMEOUT + 60)
+    result = json.loads((tmp_path / "result.json").read_text()) if (tmp_path / "result.json").exists() else {}
+    assert code == 0, f"driver exited with {code}, {result}:\n{d.log_tail()}\n\ncluster:\n{spark_cluster.logs(15)}"
+    assert result["bufferedBytes"] >= RESTART_FILL
+    # Every record once, read within the application that still holds the stopped query's executors.
+    assert result["rows"] == RESTART_RECORDS, result
+    assert result["firstBatchSeconds"] is not None and result["firstBatchSeconds"] <= RESTART_FIRST_BATCH_S, result
+    print(f"restart: {result}")

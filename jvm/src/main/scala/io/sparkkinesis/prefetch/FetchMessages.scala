@@ -12,14 +12,18 @@ private[sparkkinesis] final case class ShardFetchRequest(
     maxRecords: Long,
     maxBytes: Long)
 
-/** One prefetch task: a group of shards, read on the executor that holds their buffers (`location`). */
+/**
+ * One prefetch task: a group of shards, read on the executor that holds their buffers (`location`). `retired`:
+ * queries of the application that stopped, whose buffers the executor drops first (see [[RetiredSources]]).
+ */
 private[sparkkinesis] final case class FetchTaskSpec(
     sourceId: String,
     shards: Seq[ShardFetchRequest],
     connection: AwsConnection,
     fetch: FetchSettings,
     cutoffMillis: Option[Long],
-    location: Option[String])
+    location: Option[String],
+    retired: Seq[String] = Nil)
 
 /**
  * What an executor reports for one shard after a prefetch round: where the next batch may end (`end`, within the

@@ -18,5 +18,5 @@ private[sparkkinesis] final class FetchRDD(sc: SparkContext, specs: Seq[FetchTas
     split.asInstanceOf[FetchPartition].spec.location.toSeq
 
   override def compute(split: Partition, context: TaskContext): Iterator[ShardReport] =
-    Prefetcher.run(split.asInstanceOf[FetchPartition].spec).iterator
+    Prefetcher.run(split.asInstanceOf[FetchPartition].spec, readAhead = context.attemptNumber() == 0).iterator
 }

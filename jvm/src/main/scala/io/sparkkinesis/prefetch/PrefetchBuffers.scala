@@ -28,10 +28,18 @@ private[sparkkinesis] object PrefetchBuffers {
   /** Bytes held by every buffer of this executor (bounded by `fetchBufferSize`). */
   def totalBytes: Long = buffers.values().asScala.map(_.bytes).sum
 
-  def dropSource(sourceId: String): Unit =
+  def dropSource(sourceId: String): Unit = dropSources(Seq(sourceId))
+
+  /** Drops the buffers of queries that stopped; their read-ahead ends at its next step. */
+  def dropSources(sourceIds: Seq[String]): Unit = if (sourceIds.nonEmpty) {
+    val gone = sourceIds.toSet
     buffers.entrySet().removeIf { e =>
-      val drop = e.getKey._1 == sourceId; if (drop) e.getValue.closed = true; drop
+      val drop = gone.contains(e.getKey._1); if (drop) e.getValue.closed = true; drop
     }
+  }
+
+  /** Whether this executor holds buffers of the query. */
+  def holds(sourceId: String): Boolean = buffers.keySet().asScala.exists(_._1 == sourceId)
 
   private def evictIdle(): Unit = {
     val now = System.currentTimeMillis()

@@ -10,7 +10,13 @@ import io.sparkkinesis.compat.SparkShim
 private[sparkkinesis] object Prefetcher {
   private val MaxFetchTaskMillis = 1000L
 
-  def run(spec: FetchTaskSpec): Seq[ShardReport] = {
+  /**
+   * `readAhead`: whether the task may start background reading. Only a task's first attempt does: a retried or
+   * speculative attempt (perhaps on another executor) reads what its round needs and no more, so a shard is never
+   * read ahead twice.
+   */
+  def run(spec: FetchTaskSpec, readAhead: Boolean = true): Seq[ShardReport] = {
+    PrefetchBuffers.dropSources(spec.retired)
     val location = SparkShim.executorLocation()
     val started = System.currentTimeMillis()
     spec.shards.map { req =>
@@ -31,7 +37,7 @@ private[sparkkinesis] object Prefetcher {
           }
         }
         val report = buffer.cut(req.maxRecords, req.maxBytes, spec.cutoffMillis, location)
-        ReadAhead.start(buffer, spec.fetch.maxRecordsPerCall)
+        if (readAhead) ReadAhead.start(buffer, spec.fetch.maxRecordsPerCall)
         report
       }
     }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.connector.read.streaming._
 import io.sparkkinesis.aws.KinesisClients
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.prefetch.{PrefetchBuffers, PrefetchJob, SparkPrefetchJob}
+import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
 import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory}
 
 /**
@@ -231,7 +231,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
 
   override def stop(): Unit = {
     quietWatch.close()
-    PrefetchBuffers.dropSource(sourceId)
+    prefetchJob.release(sourceId, planner.locations)
     KinesisClients.retire(options.connection)
   }
 

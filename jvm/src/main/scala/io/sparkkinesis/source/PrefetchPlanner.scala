@@ -23,6 +23,9 @@ private[sparkkinesis] final class PrefetchPlanner(
 
   def availableNow: Boolean = cutoff.isDefined
 
+  /** Every executor that holds buffers of this query, as far as the latest reports say. */
+  def locations: Seq[String] = reports.values.map(_.location).toSeq.distinct.sorted
+
   /** The executor that reported the shard last, where its buffer lives. */
   def location(key: ShardKey): Option[String] = reports.get(key).map(_.location)
 
