@@ -364,12 +364,13 @@ class LocalKinesis:
                     process.kill()
                 process.wait(timeout=10)
 
-    def restart(self, stop_at_exit: bool = True) -> "LocalKinesis":
-        """Stops this server and starts the same kind again on the same port, with the same data folder, and
-        returns the new one once it answers. With a ``persist_dir`` the streams and records written before
+    def restart(self, down: float = 0.0, stop_at_exit: bool = True) -> "LocalKinesis":
+        """Stops this server, stays down ``down`` seconds, starts the same kind again on the same port, with the same
+        data folder, and returns the new one once it answers. With a ``persist_dir`` the streams and records written before
         the restart are still there (kinesalite keeps them in LevelDB; kinesis-mock only what it had saved,
         every second). Clients keep their endpoint: they see refused connections while it is down."""
         self.stop()
+        time.sleep(down)  # an outage of that length is the point
         return start(self.kind, self.workdir, self.persist_dir, port=self.port, stop_at_exit=stop_at_exit)
 
     def to_dict(self) -> dict:
