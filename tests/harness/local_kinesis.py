@@ -21,7 +21,7 @@ Python::
 Command line (prints one JSON line on stdout and leaves the server running)::
 
     python tests/harness/local_kinesis.py install
-    python tests/harness/local_kinesis.py start KIND [--workdir DIR] [--persist-dir DIR]
+    python tests/harness/local_kinesis.py start KIND [--workdir DIR] [--persist-dir DIR] [--port PORT]
     python tests/harness/local_kinesis.py stop PID
 """
 
@@ -310,12 +310,15 @@ class LocalKinesis:
     """A running local Kinesis server. ``stop()`` it (or use it as a context manager)."""
 
     def __init__(self, kind: str, port: int, pid: int, log_path: Path, workdir: Path,
-                 tls_port: Optional[int] = None, process: Optional[subprocess.Popen] = None):
+                 tls_port: Optional[int] = None, process: Optional[subprocess.Popen] = None,
+                 persist_dir: Optional[Path] = None):
         self.kind = kind
         self.port = port
         self.pid = pid
         self.log_path = log_path
         self.workdir = workdir
+        #: Where the server keeps its data across restarts (None: in memory only).
+        self.persist_dir = persist_dir
         #: kinesis-mock's HTTPS (h2) port; None for kinesalite.
         self.tls_port = tls_port
         self._process = process
@@ -360,6 +363,15 @@ class LocalKinesis:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 process.wait(timeout=10)
+
+    def restart(self, down: float = 0.0, stop_at_exit: bool = True) -> "LocalKinesis":
+        """Stops this server, stays down ``down`` seconds, starts the same kind again on the same port, with the same
+        data folder, and returns the new one once it answers. With a ``persist_dir`` the streams and records written before
+        the restart are still there (kinesalite keeps them in LevelDB; kinesis-mock only what it had saved,
+        every second). Clients keep their endpoint: they see refused connections while it is down."""
+        self.stop()
+        time.sleep(down)  # an outage of that length is the point
+        return start(self.kind, self.workdir, self.persist_dir, port=self.port, stop_at_exit=stop_at_exit)
 
     def to_dict(self) -> dict:
         return {
@@ -429,8 +441,11 @@ def _command_and_env(kind: str, ports: List[int], persist_dir: Optional[Path]):
     return command, env, None
 
 
-def _start_once(kind: str, workdir: Path, persist_dir: Optional[Path]) -> LocalKinesis:
-    ports = _free_ports(2 if kind == KINESIS_MOCK else 1)
+def _start_once(kind: str, workdir: Path, persist_dir: Optional[Path], port: Optional[int]) -> LocalKinesis:
+    if port is None:
+        ports = _free_ports(2 if kind == KINESIS_MOCK else 1)
+    else:
+        ports = [port, *_free_ports(1)] if kind == KINESIS_MOCK else [port]
     command, env, tls_port = _command_and_env(kind, ports, persist_dir)
     log_path = workdir / f"{kind}-{ports[0]}.log"
     with open(log_path, "ab") as log_file:
@@ -439,7 +454,7 @@ def _start_once(kind: str, workdir: Path, persist_dir: Optional[Path]) -> LocalK
             stderr=subprocess.STDOUT, close_fds=True,
             # Its own session: it outlives the CLI that started it and a Ctrl-C of the terminal.
             start_new_session=True)
-    server = LocalKinesis(kind, ports[0], process.pid, log_path, workdir, tls_port, process)
+    server = LocalKinesis(kind, ports[0], process.pid, log_path, workdir, tls_port, process, persist_dir)
     started = time.monotonic()
     deadline = started + START_TIMEOUT_S
     while True:
@@ -461,12 +476,14 @@ def _start_once(kind: str, workdir: Path, persist_dir: Optional[Path]) -> LocalK
 
 def start(kind: str, workdir: Union[str, os.PathLike, None] = None,
           persist_dir: Union[str, os.PathLike, None] = None, *,
-          stop_at_exit: bool = True) -> LocalKinesis:
+          port: Optional[int] = None, stop_at_exit: bool = True) -> LocalKinesis:
     """Starts a local Kinesis server on free ports of 127.0.0.1 and waits until it answers.
 
     kind: "kinesis-mock" or "kinesalite".
     workdir: where the server runs and writes its log (default: a fresh temporary folder).
     persist_dir: keep the server's data in this folder across restarts (default: memory only).
+    port: listen on this port of 127.0.0.1 (kinesis-mock's plain HTTP port) instead of a free one, so that a
+        restarted server (``LocalKinesis.restart``) keeps its endpoint. A port in use fails the start.
     stop_at_exit: also stop the server when this Python process exits (the CLI passes False).
     """
     if kind not in KINDS:
@@ -484,11 +501,11 @@ def start(kind: str, workdir: Union[str, os.PathLike, None] = None,
     attempts = 3
     for attempt in range(1, attempts + 1):
         try:
-            server = _start_once(kind, workdir_path, persist_path)
+            server = _start_once(kind, workdir_path, persist_path, port)
         except LocalKinesisError as e:
             # A port picked as free can be taken by someone else before the server binds it.
             text = str(e)
-            if attempt < attempts and ("EADDRINUSE" in text or "ddress already in use" in text):
+            if port is None and attempt < attempts and ("EADDRINUSE" in text or "ddress already in use" in text):
                 _log(f"{kind}: port taken before the server bound it; retrying on other ports")
                 continue
             raise
@@ -513,6 +530,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     start_parser.add_argument("kind", choices=KINDS)
     start_parser.add_argument("--workdir", help="folder for the server's log (default: a new temp folder)")
     start_parser.add_argument("--persist-dir", help="keep the server's data in this folder")
+    start_parser.add_argument("--port", type=int, help="listen on this port (default: a free one)")
     stop_parser = commands.add_parser("stop", help="stop a server started by `start`, by its PID")
     stop_parser.add_argument("pid", type=int)
     args = parser.parse_args(argv)
@@ -522,7 +540,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             ensure_installed()
             _log("the local Kinesis servers are installed")
         elif args.command == "start":
-            server = start(args.kind, workdir=args.workdir, persist_dir=args.persist_dir,
+            server = start(args.kind, workdir=args.workdir, persist_dir=args.persist_dir, port=args.port,
                            stop_at_exit=False)
             sys.stdout.write(server.to_json() + "\n")
             sys.stdout.flush()

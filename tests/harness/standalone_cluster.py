@@ -15,6 +15,7 @@ Python::
     with standalone_cluster.start(workdir) as cluster:
         print(cluster.master_url)          # spark://127.0.0.1:PORT, for --master
         print(cluster.worker_hosts())      # ['127.0.0.1', '127.0.0.2']
+        print(cluster.executors())         # the executor JVMs the workers run now, with their PIDs
 
 Command line (starts a cluster, prints one JSON line, and runs until interrupted)::
 
@@ -37,17 +38,18 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 try:
     from .waiting import WaitFailed, wait_for
 except ImportError:  # run as a script: python tests/harness/standalone_cluster.py
     from waiting import WaitFailed, wait_for
 
-__all__ = ["ClusterError", "StandaloneCluster", "host_usable", "spark_home", "start"]
+__all__ = ["ClusterError", "Executor", "StandaloneCluster", "host_usable", "spark_home", "start"]
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 MASTER_HOST = "127.0.0.1"
 WORKER_HOSTS = ("127.0.0.1", "127.0.0.2")
 
@@ -109,6 +111,37 @@ def _tail(path: Path, lines: int = 40) -> str:
     except OSError as e:
         return f"(could not read {path}: {e})"
     return "\n".join(text.splitlines()[-lines:])
+
+
+class Executor(NamedTuple):
+    """An executor JVM that a worker launched for an application."""
+
+    worker: str  # the worker's name: worker-0, worker-1, ...
+    pid: int
+    app_id: str  # app-YYYYMMDDHHMMSS-NNNN: ids of later applications sort after earlier ones
+    executor_id: str
+
+
+def _group_of(pid: int) -> Optional[int]:
+    """The process group of ``pid`` from /proc/PID/stat, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        return int(stat[stat.rindex(")") + 2:].split(" ")[2])  # after the name: state, ppid, pgrp
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _arguments(pid: int) -> List[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def _option(args: List[str], name: str) -> str:
+    return args[args.index(name) + 1] if name in args[:-1] else ""
 
 
 class _Daemon:
@@ -207,6 +240,32 @@ class StandaloneCluster:
 
     def daemons(self) -> List[_Daemon]:
         return [self.master, *self.workers]
+
+    def executors(self) -> List[Executor]:
+        """The executor JVMs running now, found in /proc: a worker launches them in its own process group (the
+        harness started each worker as the leader of a new one). Empty where there is no /proc."""
+        groups = {d.pid: d.name for d in self.workers if d.running()}
+        found = []
+        for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if not entry.isdigit() or _group_of(int(entry)) not in groups:
+                continue
+            args = _arguments(int(entry))
+            if EXECUTOR_CLASS in args:
+                found.append(Executor(groups[_group_of(int(entry))], int(entry), _option(args, "--app-id"),
+                                      _option(args, "--executor-id")))
+        return sorted(found, key=lambda e: (e.app_id, e.worker, e.pid))
+
+    def kill_executor(self, executor: Executor) -> bool:
+        """SIGKILL to one executor JVM, as a lost machine would end it; its worker reports the loss and the master
+        asks a worker for a replacement. False when it was no longer running (its PID is checked first against
+        the executors found now, so a reused PID is never signalled)."""
+        if executor not in self.executors():
+            return False
+        try:
+            os.kill(executor.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return False
+        return True
 
     def logs(self, lines: int = 40) -> str:
         """The last lines of every daemon's log, for failure messages."""
