@@ -28,6 +28,15 @@ private[sparkkinesis] object PrefetchBuffers {
   /** Bytes held by every buffer of this executor (bounded by `fetchBufferSize`). */
   def totalBytes: Long = buffers.values().asScala.map(_.bytes).sum
 
+  /**
+   * What one buffer may hold of the executor's `limit` (`fetchBufferSize`): an equal share among the buffers that
+   * need room (they hold records, or their shard is behind its tip; `buffer` counts whatever its state). Shards
+   * caught up at their tip with nothing buffered need none. With every buffer within its share, the executor's
+   * buffers stay within the limit (plus the last page each read), and no shard is starved by others' read-ahead.
+   */
+  def share(buffer: ShardBuffer, limit: Long): Long =
+    limit / math.max(1, buffers.values().asScala.count(b => (b eq buffer) || b.needsRoom))
+
   def dropSource(sourceId: String): Unit = dropSources(Seq(sourceId))
 
   /** Drops the buffers of queries that stopped; their read-ahead ends at its next step. */

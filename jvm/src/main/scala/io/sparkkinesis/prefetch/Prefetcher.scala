@@ -4,7 +4,7 @@ import io.sparkkinesis.compat.SparkShim
 
 /**
  * Executor side of a prefetch round. For each shard of the task: align its buffer with where the query stands,
- * read more when the buffer is short of the budget and the shard is due (a full page means more is waiting, so
+ * read more when the buffer is short of the budget and of its share of `fetchBufferSize`, and the shard is due (a full page means more is waiting, so
  * it keeps reading for up to `maxFetchTaskMillis`), then cut the next batch's end within the budget.
  */
 private[sparkkinesis] object Prefetcher {
@@ -25,7 +25,7 @@ private[sparkkinesis] object Prefetcher {
         buffer.align(req.from)
         var more = true
         while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
-          PrefetchBuffers.totalBytes < spec.fetch.bufferBytes) {
+          buffer.bytes < PrefetchBuffers.share(buffer, spec.fetch.bufferBytes)) {
           val now = System.currentTimeMillis()
           if (buffer.isDue(now)) more = buffer.fill(now)
           else more = false

@@ -27,7 +27,8 @@ private[sparkkinesis] final class ShardBuffer(
   private var payloadHeld = 0L
   private var nextDue = 0L
   private var behind: Option[Long] = None
-  private var caughtUp = false
+  // Read without the lock by PrefetchBuffers.share, like bytesHeld.
+  @volatile private var caughtUp = false
   @volatile var lastUsed: Long = System.currentTimeMillis()
 
   /** Set when the registry drops the buffer (query stopped, or unused): read-ahead ends. */
@@ -40,6 +41,9 @@ private[sparkkinesis] final class ShardBuffer(
   private var readingAhead = false
 
   def bytes: Long = bytesHeld
+
+  /** Whether the buffer holds records or its shard is behind its tip: it takes a share of `fetchBufferSize`. */
+  def needsRoom: Boolean = bytesHeld > 0 || !caughtUp
   def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
   def throttled: Long = synchronized(if (fetcher == null) 0L else fetcher.throttled)
 
@@ -115,14 +119,15 @@ private[sparkkinesis] final class ShardBuffer(
 
   /**
    * One background read if it is worth it, for [[ReadAhead]]: the shard is behind (its last page was full), has
-   * not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and the executor's
-   * buffers are under `fetchBufferSize`. Returns the time the next call is due, or None when read-ahead should
+   * not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and less than its
+   * share of `fetchBufferSize`, and the executor's buffers are under `fetchBufferSize`. Returns the time the next call is due, or None when read-ahead should
    * stop (the loop is then released).
    */
   def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = synchronized {
     val worth =
       !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
-        now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes
+        now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes &&
+        bytesHeld < PrefetchBuffers.share(this, fetch.bufferBytes)
     if (!worth) { readingAhead = false; None }
     else {
       if (now >= nextDue) fill(now)
