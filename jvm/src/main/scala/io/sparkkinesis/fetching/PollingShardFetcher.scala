@@ -49,9 +49,9 @@ private[sparkkinesis] final class PollingShardFetcher(
   override def dataLoss: Long = dataLossCount
   override def shardEnded: Boolean = ended
 
-  override def fetch(): FetchedPage = {
+  override def fetch(patient: Boolean): FetchedPage = {
     require(!ended, s"shard $shardId of $stream has ended")
-    policy.call(s"GetRecords on shard $shardId", stream.toString,
+    (if (patient) policy else policy.copy(maxRetries = 0)).call(s"GetRecords on shard $shardId", stream.toString,
       // Renewed from lastSequence on the next try; not counted against the retry budget.
       handled = { case Failure.ExpiredIterator => iterator = None },
       onRetry = f => if (f == Failure.Throttled) throttledCount += 1,

@@ -7,7 +7,14 @@ package io.sparkkinesis.fetching
 private[sparkkinesis] trait ShardFetcher {
 
   /** The next page of records after the last one returned. Must not be called once [[shardEnded]]. */
-  def fetch(): FetchedPage
+  final def fetch(): FetchedPage = fetch(patient = true)
+
+  /**
+   * The same; when not `patient`, a call the service throttles (or another retryable failure) is not retried
+   * after a backoff but fails at once, the fetcher unchanged: for background reading, which must not hold a thread
+   * while it backs off.
+   */
+  def fetch(patient: Boolean): FetchedPage
 
   /** Whether the shard is closed and every record in it has been returned. */
   def shardEnded: Boolean

@@ -21,25 +21,25 @@ private[sparkkinesis] object Prefetcher {
     val started = System.currentTimeMillis()
     spec.shards.map { req =>
       val buffer = PrefetchBuffers.getOrCreate(spec.sourceId, req.key, req.stream, spec.connection, spec.fetch)
-      buffer.synchronized {
-        buffer.align(req.from)
-        var more = true
-        while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
-          buffer.bytes < PrefetchBuffers.share(buffer, spec.fetch.bufferBytes)) {
-          val now = System.currentTimeMillis()
-          if (buffer.isDue(now)) more = buffer.fill(now)
-          else more = false
-          if (more && System.currentTimeMillis() - started > MaxFetchTaskMillis) more = false
-          if (more) {
-            // Wait for the shard's next allowed call (minFetchPeriod) before reading on.
-            val wait = buffer.nextDueMillis - System.currentTimeMillis()
-            if (wait > 0) Thread.sleep(wait)
-          }
+      // No lock across the round: a fill releases the buffer between its calls (see ShardBuffer.fill), and the
+      // cut says nothing beyond `req.from` should another task have moved the buffer meanwhile.
+      buffer.align(req.from)
+      var more = true
+      while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
+        buffer.bytes < PrefetchBuffers.share(buffer, spec.fetch.bufferBytes)) {
+        val now = System.currentTimeMillis()
+        if (buffer.isDue(now)) more = buffer.fill(now)
+        else more = false
+        if (more && System.currentTimeMillis() - started > MaxFetchTaskMillis) more = false
+        if (more) {
+          // Wait for the shard's next allowed call (minFetchPeriod) before reading on.
+          val wait = buffer.nextDueMillis - System.currentTimeMillis()
+          if (wait > 0) Thread.sleep(wait)
         }
-        val report = buffer.cut(req.maxRecords, req.maxBytes, spec.cutoffMillis, location)
-        if (readAhead) ReadAhead.start(buffer, spec.fetch.maxRecordsPerCall)
-        report
       }
+      val report = buffer.cut(req.from, req.maxRecords, req.maxBytes, spec.cutoffMillis, location)
+      if (readAhead) ReadAhead.start(buffer, spec.fetch.maxRecordsPerCall)
+      report
     }
   }
 }

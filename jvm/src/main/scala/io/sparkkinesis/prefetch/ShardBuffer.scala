@@ -4,18 +4,20 @@ import scala.collection.mutable
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, ShardFetcher, ShardFetchers}
-import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
+import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
 
 /**
  * Executor-side read-ahead for one shard of one running query: the user records after `base`, in order, and the
  * fetcher (with its live shard iterator) that continues after the last of them. Prefetch tasks fill it and cut
- * batch ends from it; batch tasks copy their ranges out of it. All access is synchronized on the buffer.
+ * batch ends from it; batch tasks copy their ranges out of it. All access is synchronized on the buffer, except
+ * the GetRecords call itself. `open` builds the fetcher (tests play faults with it; by default [[ShardFetchers]]).
  */
 private[sparkkinesis] final class ShardBuffer(
     key: ShardKey,
     stream: StreamRef,
     connection: AwsConnection,
-    fetch: FetchSettings) {
+    fetch: FetchSettings,
+    open: StartPosition => ShardFetcher = null) {
   private var base: ShardPosition = _
   private val records = mutable.ArrayDeque.empty[BufferedRecord]
   private var fetcher: ShardFetcher = _
@@ -36,6 +38,9 @@ private[sparkkinesis] final class ShardBuffer(
 
   /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
   private var dataLoss = 0L
+
+  /** Whether a GetRecords call is in flight for this buffer (at most one is: others wait for it). */
+  private var fetching = false
 
   /** Whether a background read-ahead loop runs for this buffer (at most one does). */
   private var readingAhead = false
@@ -82,34 +87,51 @@ private[sparkkinesis] final class ShardBuffer(
    * Pacing: the next call is due `minFetchPeriod` later, `idleFetchPeriod` after an empty answer at the tip,
    * and later still if `maxFetchRate` bytes per second would otherwise be passed.
    */
-  def fill(now: Long): Boolean = synchronized {
-    if (fetcher == null) {
-      fetcherBase = lastPosition
-      val (start, _) = ShardPosition.resumeFrom(fetcherBase)
-      fetcher = ShardFetchers.open(connection, stream, key.shardId, start, fetch)
-    }
-    if (fetcher.shardEnded) return false
-    val skipFrom = lastPosition
-    val page = fetcher.fetch()
-    var pageBytes = 0L
-    page.records.foreach { r =>
-      BufferedRecord.fromKinesis(r).foreach { u =>
-        if (ShardPosition.includes(skipFrom, u.position) && ShardPosition.includes(fetcherBase, u.position)) {
-          records += u
-          bytesHeld += u.heapBytes
-          payloadHeld += u.size
-          pageBytes += u.size
-        }
+  def fill(now: Long, patient: Boolean = true): Boolean = {
+    // The call itself runs without the buffer's lock: batch tasks copy their ranges meanwhile, and a call that
+    // waits (pacing, or backing off from throttling) holds up no one else. At most one call is in flight.
+    val (reader, skipFrom, readerBase) = synchronized {
+      while (fetching) wait()
+      if (fetcher == null) {
+        fetcherBase = lastPosition
+        val (start, _) = ShardPosition.resumeFrom(fetcherBase)
+        fetcher =
+          if (open != null) open(start) else ShardFetchers.open(connection, stream, key.shardId, start, fetch)
       }
+      if (fetcher.shardEnded) return false
+      fetching = true
+      (fetcher, lastPosition, fetcherBase)
     }
-    behind = Some(page.millisBehindLatest)
-    val full = page.records.size >= fetch.maxRecordsPerCall
-    caughtUp = page.millisBehindLatest == 0 && !full
-    val rateWait = if (fetch.maxBytesPerSecond > 0) pageBytes * 1000 / fetch.maxBytesPerSecond else 0L
-    val pause =
-      if (page.records.isEmpty && page.millisBehindLatest == 0) fetch.idlePeriodMillis else fetch.minPeriodMillis
-    nextDue = now + math.max(pause, rateWait)
-    full && !page.shardEnded
+    try {
+      val page = reader.fetch(patient)
+      synchronized {
+        // `align` may have started the buffer over from elsewhere during the call: the page is then not for it.
+        if (!(fetcher eq reader)) return false
+        var pageBytes = 0L
+        page.records.foreach { r =>
+          BufferedRecord.fromKinesis(r).foreach { u =>
+            if (ShardPosition.includes(skipFrom, u.position) && ShardPosition.includes(readerBase, u.position) &&
+              ShardPosition.includes(lastPosition, u.position)) {
+              records += u
+              bytesHeld += u.heapBytes
+              payloadHeld += u.size
+              pageBytes += u.size
+            }
+          }
+        }
+        behind = Some(page.millisBehindLatest)
+        val full = page.records.size >= fetch.maxRecordsPerCall
+        caughtUp = page.millisBehindLatest == 0 && !full
+        val rateWait = if (fetch.maxBytesPerSecond > 0) pageBytes * 1000 / fetch.maxBytesPerSecond else 0L
+        val pause =
+          if (page.records.isEmpty && page.millisBehindLatest == 0) fetch.idlePeriodMillis else fetch.minPeriodMillis
+        nextDue = now + math.max(pause, rateWait)
+        full && !page.shardEnded
+      }
+    } finally synchronized {
+        fetching = false
+        notifyAll()
+      }
   }
 
   /** Claims the read-ahead loop for the caller; false when one already runs. */
@@ -120,31 +142,45 @@ private[sparkkinesis] final class ShardBuffer(
   /**
    * One background read if it is worth it, for [[ReadAhead]]: the shard is behind (its last page was full), has
    * not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and less than its
-   * share of `fetchBufferSize`, and the executor's buffers are under `fetchBufferSize`. Returns the time the next call is due, or None when read-ahead should
-   * stop (the loop is then released).
+   * share of `fetchBufferSize`, and the executor's buffers are under `fetchBufferSize`. Returns the time the next
+   * call is due, or None when read-ahead should stop (the loop is then released). The call is impatient: a
+   * throttled one fails at once instead of backing off on a read-ahead thread (see [[ReadAhead]]).
    */
-  def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = synchronized {
-    val worth =
-      !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp && records.size < maxRecords &&
-        now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes &&
-        bytesHeld < PrefetchBuffers.share(this, fetch.bufferBytes)
-    if (!worth) { readingAhead = false; None }
+  def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = {
+    val worth = synchronized {
+      val w =
+        !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp &&
+          records.size < maxRecords && now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes &&
+          bytesHeld < PrefetchBuffers.share(this, fetch.bufferBytes)
+      if (!w) readingAhead = false
+      w
+    }
+    if (!worth) None
     else {
-      if (now >= nextDue) fill(now)
-      Some(nextDue)
+      if (isDue(now)) fill(now, patient = false)
+      Some(nextDueMillis)
     }
   }
 
   /** Releases the read-ahead loop after it failed; the next prefetch round meets the same problem itself. */
   def stopReadAhead(): Unit = synchronized { readingAhead = false }
 
-  /** The end of the next batch: as many records after the aligned base as the budget allows. */
-  def cut(maxRecords: Long, maxBytes: Long, cutoffMillis: Option[Long], location: String): ShardReport = synchronized {
+  /**
+   * The end of the next batch after `from`: as many records after the aligned base as the budget allows. Should the
+   * buffer have been aligned elsewhere since (another task of an older round), the report plans nothing.
+   */
+  def cut(
+      from: ShardPosition,
+      maxRecords: Long,
+      maxBytes: Long,
+      cutoffMillis: Option[Long],
+      location: String): ShardReport = synchronized {
+    val aligned = base == from
     var n = 0L
     var size = 0L
-    var end: ShardPosition = base
+    var end: ShardPosition = from
     var pastCutoff = false
-    val it = records.iterator
+    val it = if (aligned) records.iterator else Iterator.empty
     var stop = false
     while (!stop && it.hasNext) {
       val r = it.next()
@@ -152,8 +188,9 @@ private[sparkkinesis] final class ShardBuffer(
       else if (n >= maxRecords || (n > 0 && size + r.size > maxBytes)) stop = true
       else { n += 1; size += r.size; end = ShardPosition.After(r.position) }
     }
-    if (n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
-    ShardReport(key, end, n, size, records.size - n, payloadHeld - size, behind, caughtUp && n == records.size,
+    if (aligned && n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
+    val (beyond, beyondBytes) = if (aligned) (records.size - n, payloadHeld - size) else (0L, 0L)
+    ShardReport(key, end, n, size, beyond, beyondBytes, behind, aligned && caughtUp && n == records.size,
       fetcher != null && fetcher.shardEnded, pastCutoff, nextDue, calls, throttled,
       dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location)
   }
