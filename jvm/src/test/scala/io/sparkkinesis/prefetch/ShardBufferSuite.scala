@@ -3,6 +3,9 @@ package io.sparkkinesis.prefetch
 import java.time.Instant
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+
 import org.scalatest.funsuite.AnyFunSuite
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.model.Record
@@ -64,11 +67,14 @@ class ShardBufferSuite extends AnyFunSuite {
     try {
       assert(fetcher.backingOff.await(30, TimeUnit.SECONDS))
       // The round is inside its call: a batch task copies its range and a cut is made, without waiting for it.
-      val copied = b.slice(start,
-        b.cut(start, 10, Long.MaxValue, None, "here").end match {
-          case ShardPosition.After(p) => p
-          case other => fail(s"cut planned $other")
-        })
+      val copy = Future {
+        b.slice(start,
+          b.cut(start, 10, Long.MaxValue, None, "here").end match {
+            case ShardPosition.After(p) => p
+            case other => fail(s"cut planned $other")
+          })
+      }(ExecutionContext.global)
+      val copied = Await.result(copy, 10.seconds)
       assert(copied.map(_.map(r => new String(r.data, "UTF-8"))).contains(Seq("r1", "r2", "r3")))
     } finally fetcher.release.countDown()
     round.join(30000)
