@@ -56,12 +56,14 @@ print("BATCHES", first, second, flush=True)
 spark.stop()
 '''
 
-# PySpark sessions count as a shell: Spark sets the root to the level of the logger org.apache.spark.repl.Main
-# (WARN when the file does not set it), so the file sets that logger to DEBUG as well.
+# spark-submit and PySpark's gateway, which start PySpark's JVM, each set the root to the level of their own
+# logger (WARN when the file does not set it), as Spark's shells do, so the file sets those loggers too.
 LOG4J2 = """
 rootLogger.level = debug
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = debug
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = debug
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = debug
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
