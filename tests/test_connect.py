@@ -78,6 +78,7 @@ def _check(result: dict, kinesis, source: str, copy: str) -> None:
         "extra_column": ["KinesisSchemaError", "KINESIS_INVALID_SINK_SCHEMA"],
         "missing_stream_batch": ["KinesisStreamNotFoundError", "KINESIS_STREAM_NOT_FOUND"],
         "missing_stream_query": ["KinesisStreamNotFoundError", "KINESIS_STREAM_NOT_FOUND"],
+        "missing_stream_write": ["KinesisStreamNotFoundError", "KINESIS_STREAM_NOT_FOUND"],
     }
 
 

@@ -6,6 +6,7 @@ import pytest
 from pyspark.errors import IllegalArgumentException
 
 from conftest import connector_options
+from harness import streams
 
 
 def _reader(spark, **options):
@@ -45,9 +46,12 @@ def test_secret_values_are_not_echoed(spark, kinesalite_server):
     assert "s3cr3t-value-xyz" not in str(err.value)
 
 
-def test_latest_is_rejected_for_a_batch_read(spark, kinesalite_server):
+def test_latest_is_rejected_for_a_batch_read(spark, kinesalite_server, stream_name):
+    # Refused when the batch scan is built; load() before it checks that the stream exists.
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
     with pytest.raises(IllegalArgumentException) as err:
-        _reader(spark, streamName="s", initialPosition="latest", **connector_options(kinesalite_server)).load().collect()
+        _reader(spark, streamName=stream_name, initialPosition="latest",
+                **connector_options(kinesalite_server)).load().collect()
     assert "trim_horizon, earliest or at_timestamp for a batch read" in str(err.value)
 
 

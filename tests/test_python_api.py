@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import doctest
+import json
+import os
 import re
 import typing
 from pathlib import Path
@@ -20,6 +21,7 @@ from spark_kinesis.options import OPTIONS
 
 from conftest import connector_options
 from harness import streams
+from harness.fault_fixtures import create_stream, fault_proxy, landed  # noqa: F401 (fault_proxy is a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,11 +95,12 @@ def test_value_descriptions_and_stream_patterns_come_from_the_registry():
         read_kinesis(NoJvm(), "arn:aws:kinesis:eu-west-1:123:stream/orders")
 
 
-def test_connector_errors_become_python_exceptions(spark, kinesalite_server):
+def test_connector_errors_become_python_exceptions(spark, kinesalite_server, stream_name):
     # Raised by the JVM when the write runs, re-raised as the package's class (chained to PySpark's).
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
     df = spark.createDataFrame([("a", "k", 1)], "data string, partitionKey string, extra int")
     with pytest.raises(KinesisSchemaError) as err:
-        write_kinesis(df, "any-stream", **connector_options(kinesalite_server))
+        write_kinesis(df, stream_name, **connector_options(kinesalite_server))
     assert err.value.condition == "KINESIS_INVALID_SINK_SCHEMA"
     assert "Unexpected column(s) extra" in str(err.value)
     assert err.value.__cause__ is not None
@@ -109,9 +112,12 @@ def test_connector_errors_become_python_exceptions(spark, kinesalite_server):
     assert "no-such-stream-anywhere" in str(found)
 
 
-def test_from_exception_finds_the_condition_of_a_failed_query(spark, kinesalite_server, tmp_path):
-    df = kinesis_stream(spark, "missing-stream-for-query", initial_position="trim_horizon",
-                        **connector_options(kinesalite_server))
+def test_from_exception_finds_the_condition_of_a_failed_query(spark, kinesalite_server, stream_name, tmp_path):
+    # The stream exists when the query is defined and is gone when it runs.
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    df = kinesis_stream(spark, stream_name, initial_position="trim_horizon", **connector_options(kinesalite_server))
+    streams.delete_stream(kinesis, stream_name)
     query = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path)).start()
     with pytest.raises(Exception) as err:
         query.awaitTermination(60)
@@ -246,15 +252,88 @@ def test_configure_adds_the_jar_unless_the_server_is_remote():
     assert "spark.jars" not in remote._options
 
 
-def test_docstring_examples_run(spark):
-    # The examples define queries (no AWS call); actions that need a real stream are marked +SKIP.
-    modules = [spark_kinesis, spark_kinesis.io, spark_kinesis.session, spark_kinesis._jar, spark_kinesis.errors]
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    examples = 0
-    for module in modules:
-        for test in finder.find(module, globs={"spark": spark}):
-            runner.run(test)
-            examples += len(test.examples)
-    results = runner.summarize(verbose=False)
-    assert results.failed == 0
-    assert examples >= 15
+DOCTEST_SCRIPT = """
+import doctest, json, sys
+import spark_kinesis, spark_kinesis.io, spark_kinesis.session, spark_kinesis._jar, spark_kinesis.errors
+from pyspark.sql import SparkSession
+from spark_kinesis import configure_spark_with_kinesis
+
+spark = configure_spark_with_kinesis(
+    SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+modules = [spark_kinesis, spark_kinesis.io, spark_kinesis.session, spark_kinesis._jar, spark_kinesis.errors]
+finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+examples = 0
+for module in modules:
+    for test in finder.find(module, globs={"spark": spark}):
+        runner.run(test)
+        examples += len(test.examples)
+results = runner.summarize(verbose=False)
+print(json.dumps({"failed": results.failed, "examples": examples}))
+"""
+
+
+def test_docstring_examples_run(kinesis_mock_server, tmp_path):
+    # The examples define queries on AWS streams ("orders" in eu-west-1), which the helpers check exist: they run
+    # in a JVM of their own whose SDK is pointed at kinesis-mock (AWS_ENDPOINT_URL_KINESIS, as a user trying them
+    # locally would), holding those streams. Actions that would need records are marked +SKIP.
+    import boto3
+    import subprocess
+    import sys
+
+    kinesis = boto3.client("kinesis", endpoint_url=kinesis_mock_server.endpoint, region_name="eu-west-1",
+                           aws_access_key_id="test", aws_secret_access_key="test")
+    for name in ("orders", "refunds", "orders-copy"):
+        if name not in kinesis.list_streams(Limit=100)["StreamNames"]:
+            streams.create_stream(kinesis, name, 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_ENDPOINT_URL_KINESIS=kinesis_mock_server.endpoint, AWS_ACCESS_KEY_ID="test",
+               AWS_SECRET_ACCESS_KEY="test", AWS_EC2_METADATA_DISABLED="true", SPARK_LOCAL_IP="127.0.0.1")
+    process = subprocess.run([sys.executable, "-c", DOCTEST_SCRIPT], cwd=tmp_path, env=env, text=True,
+                             capture_output=True, timeout=300)
+    assert process.returncode == 0, process.stderr[-3000:]
+    results = json.loads(process.stdout.strip().splitlines()[-1])
+    assert results["failed"] == 0, process.stdout[-5000:]
+    assert results["examples"] >= 15
+
+
+def test_a_misspelt_stream_fails_at_the_call(spark, kinesis_mock_server, stream_name):
+    """Issue 13.5: the helpers, and load() itself, check that the named streams exist (by name or ARN)."""
+    kinesis = streams.client(kinesis_mock_server)
+    arn = streams.create_stream(kinesis, stream_name, 1)["StreamARN"]
+    missing = f"{stream_name}-misspelt"
+    missing_arn = arn.replace(stream_name, missing)
+    opts = connector_options(kinesis_mock_server)
+    rows = spark.createDataFrame([("k", "d")], "partitionKey string, data string")
+    rate = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS data")
+    calls = {
+        "kinesis_stream": (lambda: kinesis_stream(spark, [stream_name, missing], **opts), missing),
+        "read_kinesis": (lambda: read_kinesis(spark, missing, **opts), missing),
+        "read_kinesis by ARN": (lambda: read_kinesis(spark, [arn, missing_arn], **opts), missing_arn),
+        "write_kinesis, batch": (lambda: write_kinesis(rows, missing, **opts), missing),
+        "write_kinesis, streaming": (lambda: write_kinesis(rate, missing, **opts), missing),
+    }
+    for what, (call, name) in calls.items():
+        with pytest.raises(KinesisStreamNotFoundError) as err:
+            call()
+        assert f"[KINESIS_STREAM_NOT_FOUND] Stream '{name}' does not exist" in str(err.value), what
+    # The JVM API fails at load() as well, before any action.
+    with pytest.raises(Exception) as err:
+        spark.readStream.format("kinesis").options(**opts, streamName=missing).load()
+    assert isinstance(from_exception(err.value), KinesisStreamNotFoundError)
+    # Streams that exist pass, by name and by ARN; nothing was written by the failed calls.
+    assert kinesis_stream(spark, stream_name, **opts).isStreaming
+    assert read_kinesis(spark, arn, **opts).count() == 0
+    assert write_kinesis(rate, arn, **opts) is not None
+
+
+def test_write_kinesis_skips_the_check_when_listing_shards_is_denied(spark, fault_proxy, stream_name):
+    """A writer's policy need not allow ListShards: the check is skipped and the write goes on."""
+    create_stream(fault_proxy, stream_name, 1)
+    fault_proxy.inject_error("ListShards", "AccessDeniedException", message=(
+        "User: arn:aws:iam::123456789012:user/writer is not authorized to perform: kinesis:ListShards"))
+    rows = spark.createDataFrame([("k", "d")], "partitionKey string, data string")
+    write_kinesis(rows, stream_name, **connector_options(fault_proxy))
+    assert fault_proxy.calls("ListShards") == 1, "the check asked once and was denied"
+    assert [r["data"] for r in landed(fault_proxy, stream_name)] == [b"d"]

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Dict, List
 
@@ -119,10 +121,12 @@ def test_kinesis_option_not_applicable(spark, kinesalite_server):
     assert_documented("KINESIS_OPTION_NOT_APPLICABLE", [error])
 
 
-def test_kinesis_invalid_option_value(spark, kinesalite_server):
+def test_kinesis_invalid_option_value(spark, kinesalite_server, stream_name):
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)  # load() checks that it exists
     errors = [
         _error(lambda: _read(spark, kinesalite_server, streamName="s", initialPosition="beginning").load().collect()),
-        _error(lambda: _read(spark, kinesalite_server, streamName="s", initialPosition="latest").load().collect()),
+        _error(lambda: _read(spark, kinesalite_server, streamName=stream_name,
+                             initialPosition="latest").load().collect()),
     ]
     assert "one of latest, trim_horizon, earliest, at_timestamp" in errors[0]
     assert "for a batch read" in errors[1]
@@ -290,6 +294,27 @@ def test_kinesis_retries_exhausted(spark, fault_proxy, stream_name):
     assert "failed 3 times" in error
     assert fault_proxy.calls("PutRecords") == 3
     assert_documented("KINESIS_RETRIES_EXHAUSTED", [error])
+
+
+def test_kinesis_endpoint_unreachable(spark, kinesalite_server):
+    from spark_kinesis import read_kinesis, write_kinesis
+    from spark_kinesis.errors import KinesisEndpointUnreachableError
+
+    keys = {"awsAccessKeyId": "k", "awsSecretKey": "s"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    start = time.monotonic()
+    with pytest.raises(KinesisEndpointUnreachableError) as refused:
+        read_kinesis(spark, "orders", region="us-east-1", endpoint_url=closed, **keys)
+    seconds = time.monotonic() - start
+    wrong_region = _error(lambda: read_kinesis(spark, "orders", region="xx-nowhere-1", **keys))
+    sts = _error(lambda: write_kinesis(_one_row(spark), "orders", **connector_options(kinesalite_server),
+                                       roleArn="arn:aws:iam::123456789012:role/writer", stsEndpointUrl=closed))
+    assert seconds < 15, f"{seconds:.1f} s"
+    assert f"Cannot connect to the Kinesis endpoint {closed} (region 'us-east-1')" in str(refused.value)
+    assert f"Cannot connect to the STS endpoint {closed}" in sts
+    assert_documented("KINESIS_ENDPOINT_UNREACHABLE", [str(refused.value), wrong_region, sts])
 
 
 def test_kinesis_record_rejected(spark, fault_proxy, stream_name):

@@ -40,6 +40,7 @@ __all__ = [
     "KinesisInvalidOffsetError",
     "KinesisStreamsChangedError",
     "KinesisRetriesExhaustedError",
+    "KinesisEndpointUnreachableError",
     "KinesisServiceError",
     "KinesisRecordTooLargeError",
     "KinesisRecordRejectedError",
@@ -101,6 +102,10 @@ class KinesisRetriesExhaustedError(KinesisError):
     """A call kept failing (throttling, service errors) until the retry budget was spent."""
 
 
+class KinesisEndpointUnreachableError(KinesisError):
+    """No connection could be opened to the Kinesis or STS endpoint: a wrong region or endpoint, or no network path."""
+
+
 class KinesisServiceError(KinesisError):
     """Kinesis answered a call with an error that retrying does not fix."""
 
@@ -139,6 +144,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_OFFSET": KinesisInvalidOffsetError,
     "KINESIS_STREAMS_CHANGED": KinesisStreamsChangedError,
     "KINESIS_RETRIES_EXHAUSTED": KinesisRetriesExhaustedError,
+    "KINESIS_ENDPOINT_UNREACHABLE": KinesisEndpointUnreachableError,
     "KINESIS_SERVICE_ERROR": KinesisServiceError,
     "KINESIS_RECORD_TOO_LARGE": KinesisRecordTooLargeError,
     "KINESIS_RECORD_REJECTED": KinesisRecordRejectedError,

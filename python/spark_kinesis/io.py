@@ -8,8 +8,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from spark_kinesis._validate import mentions, normalize, stream_names
-from spark_kinesis.errors import KinesisOptionError, translate_errors
-from spark_kinesis.options import InitialPositionValue
+from spark_kinesis.errors import (KinesisAccessDeniedError, KinesisNoCredentialsError, KinesisOptionError,
+                                  translate_errors)
+from spark_kinesis.options import OPTIONS, InitialPositionValue
 
 __all__ = ["InitialPosition", "InitialPositionValue", "kinesis_stream", "read_kinesis", "write_kinesis"]
 
@@ -74,10 +75,30 @@ def _source_stream(stream: StreamNames) -> List[str]:
 
 def _analysed(df: DataFrame) -> DataFrame:
     # Classic PySpark resolves the source in load(); Spark Connect only when the plan is first analysed. Ask for
-    # the schema now, so that errors (and a missing connector jar) surface here in both.
+    # the schema now, so that errors (a missing stream, a wrong region or endpoint, a missing connector jar)
+    # surface here in both: the connector checks that the streams exist when the read is resolved.
     if _is_connect(df):
         _ = df.schema
     return df
+
+
+def _check_sink_stream(spark: SparkSession, stream: str, opts: Dict[str, str]) -> None:
+    """Fail now, with KinesisStreamNotFoundError, when the stream the sink writes to does not exist.
+
+    The check is the connector's own, on the JVM (or the Spark Connect server) with the write's connection and
+    credential options: a read of the stream is resolved, which lists one of its shards. Credentials that may
+    write but not list shards (ListShards is not in a writer's policy, see docs/credentials.md) skip the check;
+    the write then reports a missing stream when it first sends.
+    """
+    connection = {k: v for k, v in opts.items() if OPTIONS[k].scope == "both"}
+    connection["streamName"] = stream
+    try:
+        with translate_errors():
+            _analysed(spark.read.format(FORMAT).options(**connection).load())
+    except KinesisNoCredentialsError:
+        raise
+    except KinesisAccessDeniedError:
+        pass
 
 
 def kinesis_stream(
@@ -207,6 +228,8 @@ def write_kinesis(
             raise KinesisOptionError(
                 "[KINESIS_MISSING_OPTION] Argument 'stream' is None and the DataFrame has no 'streamName' column: "
                 "name the stream to write to, e.g. write_kinesis(df, 'orders').", "KINESIS_MISSING_OPTION")
+        if names:
+            _check_sink_stream(df.sparkSession, names[0], opts)
         if df.isStreaming:
             return df.writeStream.format(FORMAT).options(**opts).outputMode("append")
         df.write.format(FORMAT).options(**opts).mode("append").save()

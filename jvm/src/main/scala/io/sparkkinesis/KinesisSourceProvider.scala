@@ -8,22 +8,23 @@ import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparkkinesis.aws.StreamRef
-import io.sparkkinesis.config.{KinesisOptions, ParsedOptions, Scope}
+import io.sparkkinesis.aws.StreamCheck
 import io.sparkkinesis.reader.KinesisSchema
+import io.sparkkinesis.source.SourceOptions
 
 /**
- * Entry point registered as format `kinesis`: wiring only. `inferSchema` runs when a read is defined
- * (`load()`), so option names and stream names are checked there; the scope-specific checks run when the
- * scan or the write is built.
+ * Entry point registered as format `kinesis`: wiring only. `inferSchema` runs when a read is defined (`load()`;
+ * writes hand over their schema, see [[supportsExternalMetadata]], so it never runs for them): the read's
+ * options are checked there, then that every stream exists ([[StreamCheck]]), so a misspelt stream, region or
+ * endpoint fails at `load()`. The checks that depend on batch or streaming run when the scan is built.
  */
 final class KinesisSourceProvider extends TableProvider with DataSourceRegister {
 
   override def shortName(): String = "kinesis"
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
-    val opts = ParsedOptions(options, Scope.Both)
-    StreamRef.parseList(opts.required(KinesisOptions.StreamName, "orders"))
+    val source = SourceOptions.parse(options)
+    StreamCheck.requireExisting(source.connection, source.streams)
     KinesisSchema.schema
   }
 

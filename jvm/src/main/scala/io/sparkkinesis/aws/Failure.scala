@@ -1,5 +1,6 @@
 package io.sparkkinesis.aws
 
+import java.net.{ConnectException, NoRouteToHostException, SocketTimeoutException, UnknownHostException}
 import java.util.concurrent.{CompletionException, ExecutionException}
 
 import software.amazon.awssdk.awscore.exception.AwsServiceException
@@ -22,6 +23,13 @@ private[sparkkinesis] object Failure {
 
   /** A 5xx or an I/O problem: try again after a pause. */
   case object Transient extends Failure { override def retryable: Boolean = true }
+
+  /**
+   * No connection could be opened: refused, unknown host (a misspelt region or endpoint), no route, connect
+   * timeout. Retried like [[Transient]] once the endpoint has answered in this JVM (a network blip); before that,
+   * [[RetryPolicy]] gives it a short budget of its own, so a wrong region or endpoint fails within seconds.
+   */
+  case object Unreachable extends Failure { override def retryable: Boolean = true }
   case object ExpiredIterator extends Failure
   case object NotFound extends Failure
   case object AccessDenied extends Failure
@@ -55,9 +63,21 @@ private[sparkkinesis] object Failure {
     case e: SdkServiceException if e.statusCode() >= 500 => Transient
     case e: SdkClientException if Option(e.getMessage).exists(_.contains("Unable to load credentials")) =>
       NoCredentials
+    case e: SdkClientException if connectionFailure(e) => Unreachable
     case _: SdkClientException => Transient
     case _ => Fatal
   }
+
+  /** Whether `t`, or a cause of it, says no connection could be opened (rather than one that broke). */
+  def connectionFailure(t: Throwable): Boolean =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(10).exists {
+      case _: ConnectException | _: UnknownHostException | _: NoRouteToHostException => true
+      case e: SocketTimeoutException => Option(e.getMessage).exists(_.toLowerCase.contains("connect timed out"))
+      case _ => false
+    }
+
+  /** Whether the service itself answered with `thrown` (as opposed to the call not reaching it). */
+  def answeredByService(thrown: Throwable): Boolean = unwrap(thrown).isInstanceOf[SdkServiceException]
 
   /** The service's error code, for reports such as "error codes seen". */
   def code(thrown: Throwable): String = unwrap(thrown) match {

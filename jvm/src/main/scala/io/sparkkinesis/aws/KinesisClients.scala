@@ -47,6 +47,12 @@ private[sparkkinesis] object KinesisClients {
   /** Clients of each kind (sync, async) one JVM keeps; connections beyond that replace the least recently used. */
   val MaxClients = 16
 
+  /**
+   * How long opening a connection may take (a TCP handshake, even across continents, takes far less), so an
+   * endpoint that does not answer at all is found out within seconds ([[RetryPolicy.FirstContact]]).
+   */
+  val ConnectTimeout: Duration = Duration.ofSeconds(3)
+
   /** How long a client that left the cache stays open for the calls already under way on it. */
   val CloseDelayMillis = 30000L
 
@@ -99,7 +105,7 @@ private[sparkkinesis] object KinesisClients {
     configured[KinesisClientBuilder, KinesisClient](c,
       KinesisClient.builder()
         .httpClientBuilder(UrlConnectionHttpClient.builder()
-            .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(30))))
+            .connectionTimeout(ConnectTimeout).socketTimeout(Duration.ofSeconds(30))))
 
   private def buildAsync(key: (AwsConnection, Int)): ClientCache.Built[KinesisAsyncClient] =
     configured[KinesisAsyncClientBuilder, KinesisAsyncClient](key._1,
@@ -110,7 +116,7 @@ private[sparkkinesis] object KinesisClients {
             .eventLoopGroup(eventLoops)
             .protocol(Protocol.HTTP1_1)
             .maxConcurrency(math.max(key._2, 2))
-            .connectionTimeout(Duration.ofSeconds(10))
+            .connectionTimeout(ConnectTimeout)
             .readTimeout(Duration.ofSeconds(60)))
         .asyncConfiguration(ClientAsyncConfiguration.builder()
             .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build()))
@@ -154,7 +160,7 @@ private[sparkkinesis] object KinesisClients {
         val builder = StsClient.builder()
           .region(Region.of(region))
           .credentialsProvider(base)
-          .httpClientBuilder(UrlConnectionHttpClient.builder())
+          .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(ConnectTimeout))
         r.stsEndpointUrl.foreach(u => builder.endpointOverride(URI.create(u)))
         val sts = builder.build()
         val request = AssumeRoleRequest.builder().roleArn(r.roleArn).roleSessionName(r.sessionName)

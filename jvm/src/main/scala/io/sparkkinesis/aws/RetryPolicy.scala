@@ -10,18 +10,59 @@ import io.sparkkinesis.errors.KinesisErrors
  * ([[Backoff]], with jitter), and when to give up: after `maxRetries` retries, or once `maxDuration` has passed
  * since the first failure. Callers that send one call at a time use [[call]]; the sink, which retries single
  * records of many calls in flight, asks [[exhausted]] and [[delayMillis]] itself.
+ *
+ * Connection failures ([[Failure.Unreachable]]) of a `contact` that has never answered in this JVM (a wrong
+ * region or endpoint, STS unreachable, no network path) have a budget of their own, [[RetryPolicy.FirstContact]]
+ * since the first failure with pauses of at most a second, and then end with [KINESIS_ENDPOINT_UNREACHABLE]
+ * naming the endpoint and the region. Once the endpoint has answered, they are retried like any transient
+ * failure, under `maxRetries` and `maxDuration`, so a network blip does not fail a running query.
  */
 private[sparkkinesis] final case class RetryPolicy(
     maxRetries: Int = RetryPolicy.DefaultMaxRetries,
     backoff: Backoff = Backoff(),
-    maxDuration: Option[Duration] = None) {
+    maxDuration: Option[Duration] = None,
+    contact: Option[Contact] = None) {
+
+  /** The same policy for the calls of `connection` (which gives its connection failures the first-contact rule). */
+  def on(connection: AwsConnection): RetryPolicy = copy(contact = Some(Contact.of(connection)))
 
   /** Whether a call that has failed `failures` times, the first time `sinceFirstNanos` ago, must give up. */
   def exhausted(failures: Int, sinceFirstNanos: Long): Boolean =
     failures > maxRetries || maxDuration.exists(d => sinceFirstNanos >= d.toNanos)
 
+  /** Whether `failure` could not reach an endpoint that has never answered in this JVM (see the class comment). */
+  def firstContact(failure: Failure): Boolean =
+    failure == Failure.Unreachable && contact.exists(c => !Contact.hasAnswered(c))
+
+  /** [[exhausted]], or, for a connection failure before first contact, its own shorter budget is spent. */
+  def exhausted(failure: Failure, failures: Int, sinceFirstNanos: Long): Boolean =
+    exhausted(failures, sinceFirstNanos) ||
+      (firstContact(failure) && sinceFirstNanos >= RetryPolicy.FirstContact.toNanos)
+
   /** The pause before the next try of a call that has failed `failures` times (1 for the first failure). */
   def delayMillis(failures: Int): Long = backoff.delayMillis(failures - 1)
+
+  /** [[delayMillis]], at most a second for a connection failure before first contact. */
+  def delayMillis(failure: Failure, failures: Int): Long = {
+    val delay = delayMillis(failures)
+    if (firstContact(failure)) math.min(delay, RetryPolicy.FirstContactMaxPauseMillis) else delay
+  }
+
+  /** Records that the service answered a call (a result, or an error of its own) when `outcome` says so. */
+  def answered(outcome: Option[Throwable]): Unit =
+    if (outcome.forall(Failure.answeredByService)) contact.foreach(Contact.answered)
+
+  /**
+   * The error for a call that gave up after `failures` failures, the last one `last`: [KINESIS_ENDPOINT_UNREACHABLE]
+   * when connections were failing to an endpoint that never answered, else `exhausted`.
+   */
+  def giveUp(what: String, failures: Int, sinceFirstNanos: Long, last: Throwable)(exhausted: => Throwable): Throwable =
+    contact match {
+      case Some(c) if firstContact(Failure.of(last)) =>
+        val cause = Failure.unwrap(last)
+        KinesisErrors.endpointUnreachable(c.describe(cause), what, failures, sinceFirstNanos / 1e9, cause)
+      case _ => exhausted
+    }
 
   /**
    * Runs `f` until it succeeds, retrying retryable failures under this policy. Failures in `handled` are the
@@ -41,9 +82,13 @@ private[sparkkinesis] final case class RetryPolicy(
     var firstFailure = 0L
     var codes = List.empty[String]
     while (true) {
-      try return f
-      catch {
+      try {
+        val result = f
+        answered(None)
+        return result
+      } catch {
         case e: Throwable if Failure.of(e).retryable || handled.isDefinedAt(Failure.of(e)) =>
+          answered(Some(e))
           val failure = Failure.of(e)
           if (handled.isDefinedAt(failure)) handled(failure)
           else {
@@ -51,13 +96,17 @@ private[sparkkinesis] final case class RetryPolicy(
             if (failures == 0) firstFailure = now
             failures += 1
             codes ::= Failure.code(e)
-            if (exhausted(failures, now - firstFailure))
-              throw KinesisErrors.retriesExhausted(s"$operation on stream '$stream'", failures, codes,
-                Failure.unwrap(e))
+            if (exhausted(failure, failures, now - firstFailure)) {
+              val what = s"$operation on stream '$stream'"
+              throw giveUp(what, failures, now - firstFailure, e)(
+                KinesisErrors.retriesExhausted(what, failures, codes, Failure.unwrap(e)))
+            }
             onRetry(failure)
-            sleep(delayMillis(failures))
+            sleep(delayMillis(failure, failures))
           }
-        case e: Throwable => throw Failure.toUserError(e, operation, stream)
+        case e: Throwable =>
+          answered(Some(e))
+          throw Failure.toUserError(e, operation, stream)
       }
     }
     throw new IllegalStateException("unreachable")
@@ -69,4 +118,8 @@ private[sparkkinesis] object RetryPolicy {
   /** Control-plane and read calls: 12 attempts in all. */
   val DefaultMaxRetries = 11
   val Default: RetryPolicy = RetryPolicy()
+
+  /** How long connections to an endpoint that has never answered in this JVM are retried. */
+  val FirstContact: Duration = Duration.ofSeconds(3)
+  val FirstContactMaxPauseMillis = 1000L
 }

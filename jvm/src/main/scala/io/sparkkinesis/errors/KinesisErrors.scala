@@ -89,6 +89,22 @@ private[sparkkinesis] object KinesisErrors {
         "add shards; for connection errors, check that 'endpointUrl' (and 'stsEndpointUrl' with 'roleArn') is " +
         "reachable.", cause)
 
+  /** No connection could be opened to `target` (an endpoint and its region) that has never answered. */
+  def endpointUnreachable(
+      target: String,
+      what: String,
+      attempts: Int,
+      seconds: Double,
+      cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_ENDPOINT_UNREACHABLE",
+      f"Cannot connect to $target for $what: ${safeMessage(rootCause(cause)).take(300)} ($attempts attempts in " +
+        f"$seconds%.1f s). Check 'region' (a region such as eu-west-1) and 'endpointUrl', and, with 'roleArn', " +
+        "'stsEndpointUrl'; and that the driver and every executor can reach the endpoint (proxy, firewall, VPC " +
+        "endpoint). Once an endpoint has answered, connection failures are retried like throttling.", cause)
+
+  private def rootCause(t: Throwable): Throwable =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(10).toSeq.last
+
   def serviceError(what: String, stream: String, cause: Throwable): KinesisException =
     new KinesisException("KINESIS_SERVICE_ERROR", s"$what on stream '$stream' failed: ${safeMessage(cause)}", cause)
 

@@ -6,7 +6,7 @@ import org.apache.spark.internal.Logging
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
 
-import io.sparkkinesis.aws.{Backoff, Failure, RetryPolicy, StreamRef}
+import io.sparkkinesis.aws.{Backoff, Contact, Failure, RetryPolicy, StreamRef}
 import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
 import io.sparkkinesis.offsets.StartPosition
 
@@ -30,6 +30,7 @@ private[sparkkinesis] final class PollingShardFetcher(
     maxRecordsPerCall: Int,
     minPeriodMillis: Long,
     failOnDataLoss: Boolean = true,
+    contact: Option[Contact] = None,
     clock: () => Long = () => System.currentTimeMillis(),
     sleep: Long => Unit = Thread.sleep) extends ShardFetcher with Logging {
   import PollingShardFetcher._
@@ -39,7 +40,10 @@ private[sparkkinesis] final class PollingShardFetcher(
   private var lastCallAt: Long = Long.MinValue
   private var ended = false
   // The first retry waits about one call period (at least 200 ms), doubling from there.
-  private val policy = RetryPolicy(backoff = Backoff(baseMillis = 2 * math.max(minPeriodMillis, 100)))
+  private val policy =
+    RetryPolicy(backoff = Backoff(baseMillis = 2 * math.max(minPeriodMillis, 100)), contact = contact)
+  // Single calls (iterators, the oldest record) under the default policy, for the same endpoint.
+  private val singleCalls = RetryPolicy.Default.copy(contact = contact)
   private var callCount = 0L
   private var throttledCount = 0L
   private var dataLossCount = 0L
@@ -108,7 +112,7 @@ private[sparkkinesis] final class PollingShardFetcher(
     var probes = 0
     while (it.isDefined && probes < OldestProbeCalls) {
       probes += 1
-      val response = RetryPolicy.Default.call("GetRecords", stream.toString)(
+      val response = singleCalls.call("GetRecords", stream.toString)(
         client().getRecords(GetRecordsRequest.builder().shardIterator(it.get).limit(1).build()))
       val first = response.records().asScala.headOption
       if (first.isDefined) return first.map(_.sequenceNumber())
@@ -131,7 +135,7 @@ private[sparkkinesis] final class PollingShardFetcher(
       case StartPosition.AfterSequence(s) =>
         b.shardIteratorType(ShardIteratorType.AFTER_SEQUENCE_NUMBER).startingSequenceNumber(s)
     }
-    RetryPolicy.Default.call("GetShardIterator", stream.toString)(client().getShardIterator(b.build())).shardIterator()
+    singleCalls.call("GetShardIterator", stream.toString)(client().getShardIterator(b.build())).shardIterator()
   }
 }
 

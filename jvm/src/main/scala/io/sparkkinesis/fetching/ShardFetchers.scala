@@ -1,6 +1,6 @@
 package io.sparkkinesis.fetching
 
-import io.sparkkinesis.aws.{AwsConnection, KinesisClients, StreamRef}
+import io.sparkkinesis.aws.{AwsConnection, Contact, KinesisClients, StreamRef}
 import io.sparkkinesis.offsets.StartPosition
 
 /** The one place that builds shard fetchers, for prefetch buffers, range re-reads and batch reads alike. */
@@ -13,5 +13,5 @@ private[sparkkinesis] object ShardFetchers {
       start: StartPosition,
       settings: FetchSettings): ShardFetcher =
     new PollingShardFetcher(() => KinesisClients.sync(connection), stream, shardId, start, settings.maxRecordsPerCall,
-      settings.minPeriodMillis, settings.failOnDataLoss)
+      settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
 }

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 
+import io.sparkkinesis.aws.RetryPolicy
 import io.sparkkinesis.errors.KinesisErrors
 
 /** What a task reports when its records have all landed: its counters, summed per batch on the driver. */
@@ -37,7 +38,8 @@ private[sparkkinesis] final class KinesisDataWriter(
     SenderSettings(options.limits,
       options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters)
   private val packer = options.aggregationMaxBytes.map(max =>
-    new KplRecordPacker(client, streams, max, options.limits.maxRequestBytes))
+    new KplRecordPacker(client, streams, max, options.limits.maxRequestBytes,
+      RetryPolicy.Default.copy(contact = options.retry.contact)))
   private var rowIndex = 0L
 
   override def write(row: InternalRow): Unit = {

@@ -2,6 +2,7 @@ package io.sparkkinesis.sink
 
 import scala.collection.mutable
 
+import io.sparkkinesis.aws.RetryPolicy
 import io.sparkkinesis.kpl.{Aggregate, KplAggregator, UserRecord}
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
@@ -18,7 +19,8 @@ private[sink] final class KplRecordPacker(
     client: KinesisAsyncClient,
     streams: SinkStreams,
     maxAggregateBytes: Long,
-    maxHeldBytes: Long) {
+    maxHeldBytes: Long,
+    listing: RetryPolicy = RetryPolicy.Default) {
 
   private val shardMaps = mutable.HashMap.empty[Int, ShardMap]
   // Per (stream, shard): the aggregator and the position of the aggregate's first row.
@@ -31,7 +33,7 @@ private[sink] final class KplRecordPacker(
       explicitHashKey: String,
       data: Array[Byte],
       position: String): Seq[PutEntry] = {
-    val map = shardMaps.getOrElseUpdate(stream, ShardMap.forStream(client, streams(stream)))
+    val map = shardMaps.getOrElseUpdate(stream, ShardMap.forStream(client, streams(stream), listing))
     val shard = map.shardOf(ShardMap.hashKey(partitionKey, explicitHashKey))
     val bytes = SinkSchema.recordBytes(partitionKey, data)
     if (bytes > maxAggregateBytes) {

@@ -148,6 +148,7 @@ private[sparkkinesis] final class PutRecordsSender(
     inFlightRecords -= c.batch.size
     val ref = streams(c.stream)
     val pending = lanes(c.stream)
+    settings.retry.answered(Option(c.error))
     if (c.error != null) {
       val cause = Failure.unwrap(c.error)
       Failure.of(cause) match {
@@ -155,7 +156,7 @@ private[sparkkinesis] final class PutRecordsSender(
           val throttled = f == Failure.Throttled
           if (throttled) limiter.onCall(throttled = true)
           lastCallError = Some(cause)
-          c.batch.foreach(e => retryLater(pending, e, Failure.code(cause), throttled))
+          c.batch.foreach(e => retryLater(pending, e, Failure.code(cause), throttled, f))
         case _ => fail(Failure.toUserError(cause, "PutRecords", ref.toString))
       }
     } else {
@@ -176,7 +177,7 @@ private[sparkkinesis] final class PutRecordsSender(
           case code if RetryableCodes.contains(code) =>
             val isThrottle = ThrottleCodes.contains(code)
             throttled ||= isThrottle
-            retryLater(pending, e, code, isThrottle)
+            retryLater(pending, e, code, isThrottle, Failure.Transient)
           case code => fail(KinesisErrors.recordRejected(e.position, ref.toString, code, r.errorMessage()))
         }
       }
@@ -184,22 +185,36 @@ private[sparkkinesis] final class PutRecordsSender(
     }
   }
 
-  private def retryLater(pending: PendingEntries, e: PutEntry, code: String, throttled: Boolean): Unit = {
+  private def retryLater(
+      pending: PendingEntries,
+      e: PutEntry,
+      code: String,
+      throttled: Boolean,
+      failure: Failure): Unit = {
     errorCodes(code) = errorCodes.getOrElse(code, 0) + 1
     if (throttled) counters.throttledRecords += 1
     val now = System.nanoTime()
     e.failures += 1
     if (e.failures == 1) e.firstFailureNanos = now
-    if (settings.retry.exhausted(e.failures, now - e.firstFailureNanos)) {
-      fail(KinesisErrors.putRetriesExhausted(e.position, streams(e.stream).toString, e.failures,
-          errorCodes.map { case (k, n) => s"$k ($n)" }, lastCallError))
+    if (settings.retry.exhausted(failure, e.failures, now - e.firstFailureNanos)) {
+      val stream = streams(e.stream).toString
+      fail(lastCallError match {
+        case Some(last) if failure == Failure.Unreachable =>
+          settings.retry.giveUp(s"PutRecords on stream '$stream'", e.failures, now - e.firstFailureNanos, last)(
+            exhaustedError(e, stream))
+        case _ => exhaustedError(e, stream)
+      })
     } else {
       counters.retriedRecords += 1
-      e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.retry.delayMillis(e.failures))
+      e.notBeforeNanos = now + TimeUnit.MILLISECONDS.toNanos(settings.retry.delayMillis(failure, e.failures))
       pending.retry(e)
       waiting += 1
     }
   }
+
+  private def exhaustedError(e: PutEntry, stream: String): Throwable =
+    KinesisErrors.putRetriesExhausted(e.position, stream, e.failures, errorCodes.map { case (k, n) => s"$k ($n)" },
+      lastCallError)
 
   /** The AIMD window, for tests and logs. */
   private[sink] def window: Int = limiter.window

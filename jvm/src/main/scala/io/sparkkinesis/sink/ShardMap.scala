@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
-import io.sparkkinesis.aws.{ShardListing, StreamRef}
+import io.sparkkinesis.aws.{RetryPolicy, ShardListing, StreamRef}
 import io.sparkkinesis.errors.KinesisErrors
 
 /**
@@ -42,12 +42,14 @@ private[sparkkinesis] object ShardMap {
   def forStream(
       client: KinesisAsyncClient,
       stream: StreamRef,
+      policy: RetryPolicy = RetryPolicy.Default,
       nowMillis: Long = System.currentTimeMillis()): ShardMap = {
     // Expired maps leave, so the cache holds on to no client that the client cache has since let go.
     cache.entrySet().removeIf(e => nowMillis - e.getValue._2 >= ExpiryMillis)
     cache.compute((client, stream),
       (_, cached) =>
-        if (cached != null && nowMillis - cached._2 < ExpiryMillis) cached else (load(client, stream), nowMillis))._1
+        if (cached != null && nowMillis - cached._2 < ExpiryMillis) cached
+        else (load(client, stream, policy), nowMillis))._1
   }
 
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
@@ -55,8 +57,8 @@ private[sparkkinesis] object ShardMap {
     else BigInt(1, MessageDigest.getInstance("MD5").digest(partitionKey.getBytes(StandardCharsets.UTF_8)))
 
   /** Lists the stream's open shards (those without an ending sequence number). */
-  def load(client: KinesisAsyncClient, stream: StreamRef): ShardMap = {
-    val open = ShardListing.list(stream)(request => client.listShards(request).join())
+  def load(client: KinesisAsyncClient, stream: StreamRef, policy: RetryPolicy = RetryPolicy.Default): ShardMap = {
+    val open = ShardListing.list(stream, policy)(request => client.listShards(request).join())
       .filterNot(_.isClosed).map(s => s.startingHashKey -> s.shardId).distinct.sortBy(_._1)
     if (open.isEmpty)
       throw KinesisErrors.serviceError("ListShards", stream.toString, new IllegalStateException("no open shard"))

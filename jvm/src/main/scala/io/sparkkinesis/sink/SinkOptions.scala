@@ -59,12 +59,13 @@ private[sparkkinesis] object SinkOptions {
             "to 'kpl'; remove it or set aggregation=kpl.")
         None
     }
+    val connection = AwsConnection.fromOptions(opts, stream.toSeq)
     SinkOptions(
       stream = stream,
-      connection = AwsConnection.fromOptions(opts, stream.toSeq),
+      connection = connection,
       limits = limits,
       retry = RetryPolicy(opts.get(O.MaxRetries).getOrElse(Int.MaxValue), SinkOptions.RetryBackoff,
-        Some(opts.getOrDefault(O.MaxRetryDuration))),
+        Some(opts.getOrDefault(O.MaxRetryDuration))).on(connection),
       maxInFlightRequests = opts.getOrDefault(O.MaxInFlightRequests),
       perKeyOrdering = opts.getOrDefault(O.OrderingMode) == "perkey",
       partitionKeyColumn = opts.get(O.PartitionKeyColumn),

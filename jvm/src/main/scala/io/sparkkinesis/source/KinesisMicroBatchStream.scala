@@ -9,7 +9,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
 
-import io.sparkkinesis.aws.KinesisClients
+import io.sparkkinesis.aws.{KinesisClients, RetryPolicy}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
@@ -33,7 +33,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val sourceId = UUID.randomUUID().toString
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
-      options.fetch.failOnDataLoss)
+      options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
   private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
   private val metrics = new SourceMetrics

@@ -4,7 +4,7 @@ import org.apache.spark.internal.Logging
 
 import software.amazon.awssdk.services.kinesis.KinesisClient
 
-import io.sparkkinesis.aws.{ShardDescription, ShardListing, StreamRef}
+import io.sparkkinesis.aws.{RetryPolicy, ShardDescription, ShardListing, StreamRef}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
 
@@ -23,7 +23,8 @@ private[sparkkinesis] final class ShardTracker(
     client: () => KinesisClient,
     streams: Seq[StreamRef],
     intervalMillis: Long,
-    failOnDataLoss: Boolean = true) extends Logging {
+    failOnDataLoss: Boolean = true,
+    policy: RetryPolicy = RetryPolicy.Default) extends Logging {
   private var lastListing = 0L
   private var parents = Map.empty[ShardKey, Seq[ShardKey]]
   private var closed = Set.empty[ShardKey]
@@ -33,7 +34,7 @@ private[sparkkinesis] final class ShardTracker(
 
   def list(): Map[ShardKey, ShardDescription] = {
     val shards = streams.flatMap { s =>
-      ShardListing.list(s)(client().listShards).map(d => ShardKey(s.name, d.shardId) -> d)
+      ShardListing.list(s, policy)(client().listShards).map(d => ShardKey(s.name, d.shardId) -> d)
     }.toMap
     parents = shards.map { case (k, d) => k -> d.parents.map(p => ShardKey(k.stream, p)) }
     closed = shards.collect { case (k, d) if d.isClosed => k }.toSet

@@ -22,7 +22,8 @@ final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int)
  *    at that rate; failed entries are NOT forwarded, so the server holds exactly the entries reported as
  *    written, as with a real partial failure;
  *  - `failEntry`: a test-chosen predicate on the entry, for deterministic faults;
- *  - `callFailure`: a whole-call error for the n-th call (0-based), e.g. a throttled or denied call.
+ *  - `callFailure`: a whole-call error for the n-th call (0-based), e.g. a throttled or denied call;
+ *  - `listShardsFailure`: the same for the n-th ListShards call (the KPL shard map's).
  * Every call is recorded (entries, bytes counting partition keys, injected failures), and so is each
  * entry's data, how often it was sent and how often it was failed.
  */
@@ -32,7 +33,8 @@ final class FaultInjectingClient(
     @volatile var entryFailureRate: Double = 0.0,
     entryFailureCode: String = "ProvisionedThroughputExceededException",
     @volatile var failEntry: PutRecordsRequestEntry => Boolean = _ => false,
-    @volatile var callFailure: Int => Option[Throwable] = _ => None) extends KinesisAsyncClient {
+    @volatile var callFailure: Int => Option[Throwable] = _ => None,
+    @volatile var listShardsFailure: Int => Option[Throwable] = _ => None) extends KinesisAsyncClient {
 
   private val random = new Random(seed)
   private val callCount = new AtomicInteger
@@ -52,7 +54,17 @@ final class FaultInjectingClient(
   override def serviceName(): String = "kinesis"
   override def close(): Unit = ()
 
+  private val listShardsCount = new AtomicInteger
+
+  /** ListShards calls made, failed ones included. */
+  def listShardsCalls: Int = listShardsCount.get()
+
   override def listShards(request: ListShardsRequest): CompletableFuture[ListShardsResponse] =
+    listShardsFailure(listShardsCount.getAndIncrement())
+      .map(CompletableFuture.failedFuture[ListShardsResponse])
+      .getOrElse(listed(request))
+
+  private def listed(request: ListShardsRequest): CompletableFuture[ListShardsResponse] =
     delegate.map(_.listShards(request)).getOrElse(CompletableFuture.completedFuture(ListShardsResponse.builder()
           .shards(Shard.builder().shardId("shardId-000000000000")
               .hashKeyRange(

@@ -291,6 +291,23 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     assert(metrics(SinkMetrics.RecordsWritten) == n)
   }
 
+  test("aggregation=kpl: throttled ListShards calls of the shard map are retried and do not fail the task") {
+    val stream = freshStream(2)
+    def throttled = software.amazon.awssdk.services.kinesis.model.LimitExceededException.builder()
+      .message("Rate exceeded for stream").statusCode(400)
+      .awsErrorDetails(AwsErrorDetails.builder().errorCode("LimitExceededException").build()).build()
+    val fake = new FaultInjectingClient(Some(realClient), listShardsFailure = n => if (n < 2) Some(throttled) else None)
+    val n = 200
+    val metrics = writeTask(options(server, stream, FixedClientFactory(fake), Map("aggregation" -> "kpl")), textSchema,
+      (0 until n).iterator.map(i => row(s"listed-$i", s"key-$i")))
+    assert(fake.listShardsCalls == 3, "two throttled calls, then the listing")
+    val users = readAll(server, stream).flatMap { r =>
+      io.sparkkinesis.kpl.Kpl.deaggregate(r.data, r.partitionKey).getOrElse(fail("not an aggregate"))
+    }
+    assert(users.map(u => new String(u.data, StandardCharsets.UTF_8)).sorted == (0 until n).map(i => s"listed-$i").sorted)
+    assert(metrics(SinkMetrics.RecordsWritten) == n)
+  }
+
   test("the sink's shard map is listed once per executor and stream, and again after it expires") {
     val stream = freshStream(2)
     val ref = io.sparkkinesis.aws.StreamRef(stream, None, None)

@@ -1,0 +1,75 @@
+package io.sparkkinesis.aws
+
+import java.util.concurrent.ConcurrentHashMap
+
+import software.amazon.awssdk.regions.Region
+import software.amazon.awssdk.services.kinesis.KinesisClient
+import software.amazon.awssdk.services.sts.StsClient
+
+import scala.util.Try
+
+/**
+ * Where the calls of a connection go: the region, the Kinesis endpoint and, with `roleArn`, STS. Nothing secret,
+ * so it can name the endpoint in errors and key what this JVM knows about reaching it ([[Contact.answered]]).
+ */
+private[sparkkinesis] final case class Contact(
+    region: String,
+    endpointUrl: Option[String],
+    role: Option[String],
+    stsEndpointUrl: Option[String]) {
+
+  /** The Kinesis endpoint the SDK calls: `endpointUrl`, else its environment variables, else the region's. */
+  def kinesisEndpoint: String =
+    endpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_KINESIS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
+      .getOrElse(Contact.regional("kinesis", region,
+          Try(KinesisClient.serviceMetadata().endpointFor(Region.of(region)))))
+
+  /** The STS endpoint AssumeRole calls go to. */
+  def stsEndpoint: String =
+    stsEndpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_STS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
+      .getOrElse(Contact.regional("sts", region, Try(StsClient.serviceMetadata().endpointFor(Region.of(region)))))
+
+  /** What could not be reached, for an error: the STS endpoint when `cause` came from the STS client. */
+  def describe(cause: Throwable): String = role match {
+    case Some(arn) if Contact.fromSts(cause) =>
+      s"the STS endpoint $stsEndpoint (region '$region'), to assume role $arn"
+    case _ => s"the Kinesis endpoint $kinesisEndpoint (region '$region')"
+  }
+}
+
+private[sparkkinesis] object Contact {
+
+  /** Contacts whose endpoints have answered at least once in this JVM (a handful per application). */
+  private val reached = ConcurrentHashMap.newKeySet[Contact]()
+  private val MaxRemembered = 1000
+
+  def of(c: AwsConnection): Contact = c.credentials match {
+    case r: CredentialsConfig.AssumeRole => Contact(c.region, c.endpointUrl, Some(r.roleArn), r.stsEndpointUrl)
+    case _ => Contact(c.region, c.endpointUrl, None, None)
+  }
+
+  /** Records that the service answered a call of `c` (a result or an error of the service's own). */
+  def answered(c: Contact): Unit =
+    if (!reached.contains(c)) {
+      if (reached.size >= MaxRemembered) reached.clear()
+      reached.add(c)
+    }
+
+  /** Whether a call of `c` has been answered in this JVM. */
+  def hasAnswered(c: Contact): Boolean = reached.contains(c)
+
+  /** Forgets what this JVM knows (tests). */
+  private[sparkkinesis] def forget(c: Contact): Unit = reached.remove(c)
+
+  private def env(name: String): Option[String] = Option(System.getenv(name)).map(_.trim).filter(_.nonEmpty)
+
+  private def regional(service: String, region: String, host: Try[java.net.URI]): String =
+    host.toOption.map(h => s"https://$h").getOrElse(s"https://$service.$region.amazonaws.com")
+
+  private val StsPackage = classOf[StsClient].getPackageName + "."
+
+  /** Whether `t` (or a cause) was thrown inside the STS client, i.e. while fetching credentials with AssumeRole. */
+  def fromSts(t: Throwable): Boolean =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(10)
+      .exists(_.getStackTrace.exists(_.getClassName.startsWith(StsPackage)))
+}

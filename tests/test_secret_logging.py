@@ -1,0 +1,111 @@
+"""Issue 13.1, end to end: with a session token and AssumeRole through moto's STS, no log line of the driver or
+its executor (one JVM in local mode) shows the token or the secret, whatever the log level does:
+
+- DEBUG set before the session starts (``spark.log.level``);
+- ``setLogLevel("DEBUG")`` after the first batch, once the connector's clients exist;
+- a log4j2 configuration file that sets the root to DEBUG.
+
+Each runs one short write and read in a JVM of its own, and greps every line it printed. Each also checks that
+DEBUG logging was on and reached the AWS SDK (its request logger), so a leak had every chance to show.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import connector_options
+from harness import streams
+from test_sink_credentials import ROLE_ARN, moto_sts  # noqa: F401 (moto_sts is a fixture)
+
+SECRET = "sEcReTkEy-13-1-do-not-log"
+TOKEN = "SeSsIoNtOkEn-13-1-do-not-log"
+RUN_TIMEOUT_S = 300
+
+DRIVER = '''
+import json, sys
+from pyspark.sql import SparkSession
+from spark_kinesis import configure_spark_with_kinesis, read_kinesis, write_kinesis
+
+mode, options, stream, log4j2 = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
+builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+           .config("spark.ui.showConsoleProgress", "false")
+           .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
+if mode == "debug-before-start":
+    builder = builder.config("spark.log.level", "DEBUG")
+if mode == "log4j2-file":
+    builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j2}")
+spark = configure_spark_with_kinesis(builder).getOrCreate()
+
+def batch(n):
+    rows = spark.createDataFrame([(f"row-{n}", "k")], "data string, partitionKey string")
+    write_kinesis(rows, stream, **options)
+    return read_kinesis(spark, stream, **options).count()
+
+first = batch(1)
+if mode == "set-log-level-after-first-batch":
+    spark.sparkContext.setLogLevel("DEBUG")
+second = batch(2)
+print("BATCHES", first, second, flush=True)
+spark.stop()
+'''
+
+# spark-submit and PySpark's gateway, which start PySpark's JVM, each set the root to the level of their own
+# logger (WARN when the file does not set it), as Spark's shells do, so the file sets those loggers too.
+LOG4J2 = """
+rootLogger.level = debug
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = debug
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = debug
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss.SSS} %p %c: %m%n
+"""
+
+
+def _issued_credentials(endpoint: str, session: str):
+    """The temporary secret and token moto's STS issued to the connector (its role session named ``session``)."""
+    data = json.load(urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10))
+    for role in data.get("sts", {}).get("AssumedRole", []):
+        if role.get("session_name") == session:
+            return [v for k, v in role.items() if k in ("secret_access_key", "session_token") and v]
+    return []
+
+
+@pytest.mark.parametrize("mode", ["debug-before-start", "set-log-level-after-first-batch", "log4j2-file"])
+def test_no_secret_or_token_in_any_log_line(mode, kinesalite_server, moto_sts, stream_name, tmp_path):  # noqa: F811
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    session = f"log-{mode}-{os.getpid()}"
+    options = dict(connector_options(kinesalite_server), awsAccessKeyId="AKIDLOGTEST1310", awsSecretKey=SECRET,
+                   awsSessionToken=TOKEN, roleArn=ROLE_ARN, roleSessionName=session, stsEndpointUrl=moto_sts)
+    log4j2 = tmp_path / "log4j2.properties"
+    log4j2.write_text(LOG4J2, encoding="utf-8")
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_EC2_METADATA_DISABLED="true", SPARK_LOCAL_IP="127.0.0.1")
+    output = tmp_path / "output.log"
+    with open(output, "w", encoding="utf-8") as out:
+        process = subprocess.run([sys.executable, str(script), mode, json.dumps(options), stream_name, str(log4j2)],
+                                 cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S)
+    lines = output.read_text(encoding="utf-8", errors="replace").splitlines()
+    assert process.returncode == 0, "\n".join(lines[-40:])
+    assert "BATCHES 1 2" in lines, "\n".join(lines[-40:])
+    # DEBUG was on, for Spark and for the AWS SDK's own request logger, while the connector called AWS.
+    assert sum(" DEBUG " in line for line in lines) > 100
+    assert any("Sending Request" in line for line in lines), "the SDK logged no request at DEBUG"
+    issued = _issued_credentials(moto_sts, session)
+    assert len(issued) == 2, "the connector did not assume the role through moto"
+    secrets = [SECRET, TOKEN] + issued
+    leaks = [line[:300] for line in lines if any(s in line for s in secrets)]
+    assert leaks == [], f"{len(leaks)} lines show a secret or token"
