@@ -21,6 +21,14 @@ import io.sparkkinesis.offsets.StartPosition
  * when the oldest record still in the shard comes after it, the records in between were trimmed by retention.
  * That is data loss: with `failOnDataLoss` the read fails with [KINESIS_DATA_LOSS]; without, it is logged,
  * counted in `dataLoss` and reading goes on from the trim horizon.
+ *
+ * Two more ways records are lost are caught here (docs/design.md, "Data loss"):
+ *  - a live iterator whose position retention trimmed: the service answers it with empty pages while
+ *    MillisBehindLatest says records are waiting, without end. After a few such pages in a row the fetcher checks
+ *    its position against the oldest record still in the shard (then less often while the check finds nothing);
+ *  - a shard the service no longer knows (ResourceNotFoundException) while its stream still exists (ListShards on
+ *    the stream answers): a closed shard deleted once its records passed the retention period. The shard's
+ *    unread records are lost; with `failOnDataLoss=false` the shard is taken as ended.
  */
 private[sparkkinesis] final class PollingShardFetcher(
     client: () => KinesisClient,
@@ -47,6 +55,9 @@ private[sparkkinesis] final class PollingShardFetcher(
   private var callCount = 0L
   private var throttledCount = 0L
   private var dataLossCount = 0L
+  // Empty pages in a row while MillisBehindLatest > 0, and how many of them trigger a check of the position.
+  private var emptyBehind = 0
+  private var stuckCheckAfter = StuckCheckFirst
 
   override def calls: Long = callCount
   override def throttled: Long = throttledCount
@@ -55,21 +66,96 @@ private[sparkkinesis] final class PollingShardFetcher(
 
   override def fetch(patient: Boolean): FetchedPage = {
     require(!ended, s"shard $shardId of $stream has ended")
-    (if (patient) policy else policy.copy(maxRetries = 0)).call(s"GetRecords on shard $shardId", stream.toString,
-      // Renewed from lastSequence on the next try; not counted against the retry budget.
-      handled = { case Failure.ExpiredIterator => iterator = None },
-      onRetry = f => if (f == Failure.Throttled) throttledCount += 1,
-      sleep = sleep) {
-      pace()
-      val it = iterator.getOrElse(newIterator())
-      callCount += 1
-      val response = client().getRecords(GetRecordsRequest.builder().shardIterator(it).limit(maxRecordsPerCall).build())
-      val records = response.records().asScala.toSeq
-      records.lastOption.foreach(r => lastSequence = Some(r.sequenceNumber()))
-      iterator = Option(response.nextShardIterator())
-      ended = iterator.isEmpty
-      FetchedPage(records, Option(response.millisBehindLatest()).map(_.longValue()).getOrElse(0L), ended)
+    try {
+      val page = (if (patient) policy else policy.copy(maxRetries = 0)).call(s"GetRecords on shard $shardId",
+        stream.toString,
+        // Renewed from lastSequence on the next try; not counted against the retry budget.
+        handled = { case Failure.ExpiredIterator => iterator = None },
+        onRetry = f => if (f == Failure.Throttled) throttledCount += 1,
+        sleep = sleep) {
+        pace()
+        val it = iterator.getOrElse(newIterator())
+        callCount += 1
+        val response =
+          client().getRecords(GetRecordsRequest.builder().shardIterator(it).limit(maxRecordsPerCall).build())
+        val records = response.records().asScala.toSeq
+        records.lastOption.foreach(r => lastSequence = Some(r.sequenceNumber()))
+        iterator = Option(response.nextShardIterator())
+        ended = iterator.isEmpty
+        FetchedPage(records, Option(response.millisBehindLatest()).map(_.longValue()).getOrElse(0L), ended)
+      }
+      if (page.records.isEmpty && page.millisBehindLatest > 0 && !page.shardEnded) emptyBehind += 1
+      else { emptyBehind = 0; stuckCheckAfter = StuckCheckFirst }
+      if (emptyBehind >= stuckCheckAfter) {
+        emptyBehind = 0
+        stuckCheckAfter = math.min(stuckCheckAfter * 2, StuckCheckMax)
+        checkPositionNotTrimmed()
+      }
+      page
+    } catch {
+      case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" && streamExists() => shardGone(e)
     }
+  }
+
+  /** Where the next record is read from, for messages. */
+  private def position: String =
+    lastSequence.map(s => s"after sequence number $s").getOrElse(start match {
+      case StartPosition.AtSequence(s) => s"at sequence number $s"
+      case StartPosition.AfterSequence(s) => s"after sequence number $s"
+      case other => s"not started (to begin at $other)"
+    })
+
+  /** The sequence number the next record must follow (or be, for AT_SEQUENCE_NUMBER), once one is known. */
+  private def anchor: Option[String] = lastSequence.orElse(start match {
+    case StartPosition.AtSequence(s) => Some(s)
+    case StartPosition.AfterSequence(s) => Some(s)
+    case _ => None
+  })
+
+  /**
+   * Empty pages keep coming while the shard is behind: the service answers so an iterator whose position was
+   * trimmed. When the oldest record left comes after the position, that is data loss; otherwise the pages were
+   * only sparse and reading goes on. A position not yet tied to a record (trim horizon, a timestamp) cannot lose
+   * records: its iterator is renewed from the same start.
+   */
+  private def checkPositionNotTrimmed(): Unit = anchor match {
+    case None if start != StartPosition.Latest => iterator = None
+    case None => ()
+    case Some(seq) =>
+      val oldest = oldestSequence()
+      if (oldest.exists(o => BigInt(o) > BigInt(seq))) {
+        val detail = s"the query's position ($position) was trimmed while it read the shard: the service answers " +
+          s"it with no records while the shard is behind, and the oldest record still in the shard is ${oldest.get}"
+        lost(detail)
+        lastSequence = None
+        iterator = Some(shardIterator(StartPosition.TrimHorizon))
+      }
+  }
+
+  /** Fails the read with [KINESIS_DATA_LOSS], or (failOnDataLoss=false) logs and counts the loss. */
+  private def lost(detail: String, next: String = "Going on from the oldest record"): Unit = {
+    if (failOnDataLoss) throw KinesisErrors.dataLoss(s"shard $shardId of stream '$stream'", detail)
+    logWarning(s"Data loss on shard $shardId of stream '$stream': $detail. $next (failOnDataLoss=false).")
+    dataLossCount += 1
+  }
+
+  /** Whether the stream itself exists: ListShards on it answers (the one call readers need besides reading). */
+  private def streamExists(): Boolean = {
+    val b = ListShardsRequest.builder().maxResults(1)
+    stream.arn.fold(b.streamName(stream.name))(b.streamARN)
+    try { RetryPolicy.Default.call("ListShards", stream.toString)(client().listShards(b.build())); true }
+    catch { case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" => false }
+  }
+
+  /** The service no longer knows the shard of a stream that exists: its unread records are gone. */
+  private def shardGone(e: KinesisException): FetchedPage = {
+    lost(
+      s"the shard no longer exists, while the stream does (a closed shard is deleted once its records pass the " +
+        s"stream's retention period); the query's position is $position. The service said: " +
+        KinesisErrors.safeMessage(e.getCause).take(300), next = "Taking the shard as ended")
+    ended = true
+    iterator = None
+    FetchedPage(Seq.empty, 0L, shardEnded = true)
   }
 
   private def pace(): Unit = {
@@ -96,12 +182,8 @@ private[sparkkinesis] final class PollingShardFetcher(
       case e: KinesisException if e.getCause.isInstanceOf[InvalidArgumentException] =>
         val oldest = oldestSequence()
         if (!oldest.forall(o => BigInt(o) > BigInt(seq))) throw e
-        val detail = s"the query's position (sequence number $seq) is older than the oldest record still in the " +
-          oldest.fold("shard (none is left)")(o => s"shard ($o)")
-        if (failOnDataLoss) throw KinesisErrors.dataLoss(s"shard $shardId of stream '$stream'", detail)
-        logWarning(s"Data loss on shard $shardId of stream '$stream': $detail. Going on from the oldest record " +
-          "(failOnDataLoss=false).")
-        dataLossCount += 1
+        lost(s"the query's position (sequence number $seq) is older than the oldest record still in the " +
+          oldest.fold("shard (none is left)")(o => s"shard ($o)"))
         lastSequence = None
         shardIterator(StartPosition.TrimHorizon)
     }
@@ -143,4 +225,8 @@ private[sparkkinesis] object PollingShardFetcher {
 
   /** GetRecords calls spent looking for the oldest record of a shard (empty pages may precede it). */
   private val OldestProbeCalls = 10
+
+  /** Empty pages in a row, while the shard is behind, before the position is checked; doubled up to the max. */
+  private val StuckCheckFirst = 5
+  private val StuckCheckMax = 80
 }
