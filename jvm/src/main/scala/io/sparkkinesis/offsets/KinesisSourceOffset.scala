@@ -5,9 +5,26 @@ import org.apache.spark.sql.connector.read.streaming.Offset
 /**
  * The source's offset: every known shard's position. Immutable; written to Spark's offset log as JSON through
  * [[OffsetJson]] (one versioned codec), so the exact range of every micro-batch is fixed before it runs.
+ *
+ * `firsts`: for a shard whose range up to this offset began at a position not tied to a record (trim horizon, a
+ * timestamp), the sequence number of the range's first record. A replay reads the range from that record, so
+ * records of it that retention trimmed since are found missing rather than silently left out.
  */
-private[sparkkinesis] final case class KinesisSourceOffset(shards: Map[ShardKey, ShardPosition]) extends Offset {
+private[sparkkinesis] final case class KinesisSourceOffset(
+    shards: Map[ShardKey, ShardPosition],
+    firsts: Map[ShardKey, String] = Map.empty) extends Offset {
   override def json(): String = OffsetJson.write(this)
+
+  /**
+   * This offset, the end of a range that starts at `from`, with the first record of each shard's range that began
+   * at a position not tied to a record (`firstOf`, from the prefetch reports) and no other.
+   */
+  def pinningFirsts(from: KinesisSourceOffset, firstOf: ShardKey => Option[String]): KinesisSourceOffset =
+    copy(firsts = shards.collect {
+      case (k, ShardPosition.After(_))
+          if from.shards.get(k).exists(ShardPosition.startsUntied) && firstOf(k).isDefined =>
+        k -> firstOf(k).get
+    })
 
   def updated(key: ShardKey, position: ShardPosition): KinesisSourceOffset =
     copy(shards = shards.updated(key, position))

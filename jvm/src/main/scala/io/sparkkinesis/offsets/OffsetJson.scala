@@ -16,8 +16,11 @@ import io.sparkkinesis.errors.KinesisErrors
  *   "shardId-000000000001":{"start":"trim_horizon"},
  *   "shardId-000000000002":{"start":"at_timestamp","timestampMs":1769860800000},
  *   "shardId-000000000003":{"start":"at_sequence","sequence":"4959..."},
- *   "shardId-000000000004":{"ended":true}}}}
+ *   "shardId-000000000004":{"ended":true},
+ *   "shardId-000000000005":{"after":"4959...","sub":0,"lastSub":true,"first":"4959..."}}}}
  * }}}
+ * `first` (optional, on an `after` position): the first record of the range that ended there, when that range began
+ * at the trim horizon or a timestamp ([[KinesisSourceOffset.firsts]]); readers that do not know it ignore it.
  * A later version must keep reading every version written before it (golden files in the tests).
  */
 private[sparkkinesis] object OffsetJson {
@@ -26,7 +29,7 @@ private[sparkkinesis] object OffsetJson {
   private val nodes = JsonNodeFactory.instance
 
   /** Fields that hold Kinesis sequence numbers (decimal digits). */
-  private val Sequence = Set("after", "sequence")
+  private val Sequence = Set("after", "sequence", "first")
 
   val Example: String =
     """{"version":1,"streams":{"orders":{"shardId-000000000000":{"after":"49590338271490256608559692538361571095921575989136588898","sub":0,"lastSub":true},"shardId-000000000001":{"start":"trim_horizon"}}}}"""
@@ -37,7 +40,11 @@ private[sparkkinesis] object OffsetJson {
     val streams = root.putObject("streams")
     offset.shards.toSeq.sortBy(_._1).groupBy(_._1.stream).toSeq.sortBy(_._1).foreach { case (stream, entries) =>
       val s = streams.putObject(stream)
-      entries.sortBy(_._1).foreach { case (key, position) => writePosition(s.putObject(key.shardId), position) }
+      entries.sortBy(_._1).foreach { case (key, position) =>
+        val n = s.putObject(key.shardId)
+        writePosition(n, position)
+        if (position.isInstanceOf[ShardPosition.After]) offset.firsts.get(key).foreach(n.put("first", _))
+      }
     }
     mapper.writeValueAsString(root)
   }
@@ -71,14 +78,19 @@ private[sparkkinesis] object OffsetJson {
         fail(
           s"it was written by a newer spark-kinesis (offset version ${version.asInt()}; this one reads up to $Version)")
       val streams = obj(root, "streams", "'streams'")
-      val shards = streams.properties().asScala.flatMap { streamEntry =>
+      val entries = streams.properties().asScala.toSeq.flatMap { streamEntry =>
         val stream = streamEntry.getKey
         obj(streams, stream, s"stream '$stream'").properties().asScala.map { shardEntry =>
           val at = s"shard '${shardEntry.getKey}' of stream '$stream'"
-          ShardKey(stream, shardEntry.getKey) -> readPosition(obj(streamEntry.getValue, shardEntry.getKey, at), at)
+          val n = obj(streamEntry.getValue, shardEntry.getKey, at)
+          val position = readPosition(n, at)
+          val first = if (n.has("first") && position.isInstanceOf[ShardPosition.After]) Some(text(n, "first", at))
+          else None
+          (ShardKey(stream, shardEntry.getKey), position, first)
         }
-      }.toMap
-      KinesisSourceOffset(shards)
+      }
+      KinesisSourceOffset(entries.map(e => e._1 -> e._2).toMap,
+        entries.collect { case (k, _, Some(f)) => k -> f }.toMap)
     } catch {
       case e: OffsetFormatException => throw KinesisErrors.badOffset(where, json, e.getMessage, Example)
       case NonFatal(e) => throw KinesisErrors.badOffset(where, json, e.getMessage, Example)

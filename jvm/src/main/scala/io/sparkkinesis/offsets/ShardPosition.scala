@@ -25,6 +25,13 @@ private[sparkkinesis] object ShardPosition {
     case Ended => false
   }
 
+  /** Whether reading from `position` begins at a place no record names (trim horizon, latest, a timestamp). */
+  def startsUntied(position: ShardPosition): Boolean = position match {
+    case NotStarted(StartPosition.AtSequence(_) | StartPosition.AfterSequence(_)) => false
+    case NotStarted(_) => true
+    case _ => false
+  }
+
   /** For messages: "after sequence number 5", "after sub-record 2 of sequence number 5", "not started (...)". */
   def describe(position: ShardPosition): String = position match {
     case After(last) if last.lastInAggregate => s"after sequence number ${last.sequenceNumber}"

@@ -2,7 +2,7 @@ package io.sparkkinesis.prefetch
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.FetchSettings
-import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
+import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
 
 /** What the driver asks of one shard in a prefetch round: data after `from`, and a cut within the budget. */
 private[sparkkinesis] final case class ShardFetchRequest(
@@ -29,6 +29,7 @@ private[sparkkinesis] final case class FetchTaskSpec(
  * What an executor reports for one shard after a prefetch round: where the next batch may end (`end`, within the
  * budget), how much that covers, what is buffered beyond it, and the shard's read state. `shardEnded`: the shard
  * is closed and its last record has been read; `end` becomes `Ended` in the round after every record is planned.
+ * `first`: the first record the cut covers (pinned in the offset when the shard's range starts at trim horizon).
  */
 private[sparkkinesis] final case class ShardReport(
     key: ShardKey,
@@ -45,4 +46,5 @@ private[sparkkinesis] final case class ShardReport(
     getRecordsCalls: Long,
     throttled: Long,
     dataLoss: Long,
-    location: String)
+    location: String,
+    first: Option[RecordPosition] = None)

@@ -192,7 +192,8 @@ private[sparkkinesis] final class ShardBuffer(
     val (beyond, beyondBytes) = if (aligned) (records.size - n, payloadHeld - size) else (0L, 0L)
     ShardReport(key, end, n, size, beyond, beyondBytes, behind, aligned && caughtUp && n == records.size,
       fetcher != null && fetcher.shardEnded, pastCutoff, nextDue, calls, throttled,
-      dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location)
+      dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location,
+      if (n > 0) records.headOption.map(_.position) else None)
   }
 
   /** A copy of the records in (from, to], if the buffer holds all of them. */

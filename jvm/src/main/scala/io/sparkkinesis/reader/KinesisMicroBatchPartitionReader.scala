@@ -14,10 +14,14 @@ import io.sparkkinesis.prefetch.PrefetchBuffers
 private[sparkkinesis] final class KinesisMicroBatchPartitionReader(p: KinesisMicroBatchInputPartition)
   extends PartitionReader[InternalRow] {
   private val converter = new RecordConverter(p.stream.name, p.key.shardId)
+  private var rangeReader: Option[RangeReader] = None
   private val records: Iterator[BufferedRecord] =
     p.to.flatMap(to => PrefetchBuffers.get(p.sourceId, p.key).flatMap(_.slice(p.from, to))) match {
       case Some(buffered) => buffered.iterator
-      case None => new RangeReader(p.connection, p.stream, p.key, p.from, p.to, p.fetch).iterator
+      case None =>
+        val reader = new RangeReader(p.connection, p.stream, p.key, p.from, p.to, p.fetch, p.firstSequence)()
+        rangeReader = Some(reader)
+        reader.iterator
     }
   private var current: InternalRow = _
 
@@ -29,5 +33,6 @@ private[sparkkinesis] final class KinesisMicroBatchPartitionReader(p: KinesisMic
 
   override def get(): InternalRow = current
 
-  override def close(): Unit = ()
+  override def close(): Unit =
+    for (reader <- rangeReader; counter <- p.dataLoss if reader.dataLoss > 0) counter.add(reader.dataLoss)
 }

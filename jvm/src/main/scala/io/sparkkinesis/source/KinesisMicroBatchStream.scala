@@ -39,6 +39,9 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val metrics = new SourceMetrics
   private val quietWatch = new QuietWatch(options, quietAfterMillis)
 
+  /** Losses batch tasks met re-reading planned ranges from Kinesis (failOnDataLoss=false), for `dataLoss`. */
+  private lazy val rangeLoss = SparkSession.active.sparkContext.longAccumulator("kinesis data loss in re-read ranges")
+
   /**
    * The query's first offset, read from (or written to) the checkpoint once per run: Spark asks for it on every
    * trigger until the first batch, which for a quiet stream read from `latest` would otherwise be a checkpoint
@@ -196,7 +199,9 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     if (fresh.exists(r => r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp)) {
       quietWatch.news(System.currentTimeMillis())
     }
-    planner.absorb(from, fresh)
+    val next = planner.absorb(from, fresh)
+    if (next.shards == from.shards) from
+    else next.pinningFirsts(from, k => fresh.find(_.key == k).flatMap(_.first).map(_.sequenceNumber))
   }
 
   /** The row limit of a trigger; the largest row count stands for none (see [[getDefaultReadLimit]]). */
@@ -220,8 +225,9 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
       }
     }
     ranges.map { case (k, fromPos, last) =>
+      val first = if (ShardPosition.startsUntied(fromPos)) e.firsts.get(k) else None
       KinesisMicroBatchInputPartition(sourceId, k, streamsByName(k.stream), fromPos, last, options.connection,
-        options.fetch, planner.location(k)): InputPartition
+        options.fetch, planner.location(k), first, Some(rangeLoss)): InputPartition
     }.toArray
   }
 
@@ -236,8 +242,8 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   }
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
-    metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o }, tracker.lostShards,
-      quietWatch.calls).asJava
+    metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o },
+      tracker.lostShards + rangeLoss.value, quietWatch.calls).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 

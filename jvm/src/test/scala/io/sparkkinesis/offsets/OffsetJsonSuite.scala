@@ -37,6 +37,35 @@ class OffsetJsonSuite extends AnyFunSuite {
     assert(shuffled.json() == expected.json())
   }
 
+  test("the first record of a range begun at trim horizon is kept on its end, only on 'after' positions") {
+    val started = ShardKey("orders", "shardId-000000000000")
+    val waiting = ShardKey("orders", "shardId-000000000002")
+    val pinned = expected.copy(firsts = Map(started -> "49590338271490256608559692538361571095921575989136588800"))
+    val json = pinned.json()
+    assert(json.contains(""""lastSub":true,"first":"49590338271490256608559692538361571095921575989136588800"}"""),
+      json)
+    assert(OffsetJson.read(json) == pinned)
+    // Older readers ignore the field: without it the offset is the same positions, as before.
+    assert(OffsetJson.read(json).shards == expected.shards)
+    // A first on a position that is not 'after' means nothing and is not written.
+    assert(expected.copy(firsts = Map(waiting -> "1")).json() == expected.json())
+    val e = intercept[KinesisException](OffsetJson.read(json.replace("588800", "5888x0")))
+    assert(e.getMessage.contains("field 'first' must be a sequence number"), e.getMessage)
+  }
+
+  test("pinning keeps the first record only for shards whose range began at a position not tied to a record") {
+    val fromTrimHorizon = ShardKey("orders", "shardId-000000000002")
+    val fromSequence = ShardKey("orders", "shardId-000000000003")
+    val alreadyAfter = ShardKey("orders", "shardId-000000000000")
+    val end = KinesisSourceOffset(expected.shards ++ Seq(
+      fromTrimHorizon -> ShardPosition.After(RecordPosition("20", 0, lastInAggregate = true)),
+      fromSequence -> ShardPosition.After(RecordPosition("30", 0, lastInAggregate = true)),
+      alreadyAfter -> ShardPosition.After(RecordPosition("99999999999999999999999999999999999999999999999999999999", 0,
+          lastInAggregate = true))))
+    val firsts = Map(fromTrimHorizon -> "11", fromSequence -> "21", alreadyAfter -> "12")
+    assert(end.pinningFirsts(expected, firsts.get).firsts == Map(fromTrimHorizon -> "11"))
+  }
+
   test("round trip of random offsets") {
     val rnd = new scala.util.Random(3)
     (1 to 200).foreach { _ =>
