@@ -58,6 +58,9 @@ private[sparkkinesis] final class PollingShardFetcher(
   // Empty pages in a row while MillisBehindLatest > 0, and how many of them trigger a check of the position.
   private var emptyBehind = 0
   private var stuckCheckAfter = StuckCheckFirst
+  // A loss found with failOnDataLoss: every later call fails with it too, whichever thread makes it (a read-ahead
+  // loop that meets it first drops its failure; the next prefetch round must still see it).
+  private var failure: Option[KinesisException] = None
 
   override def calls: Long = callCount
   override def throttled: Long = throttledCount
@@ -66,6 +69,7 @@ private[sparkkinesis] final class PollingShardFetcher(
 
   override def fetch(patient: Boolean): FetchedPage = {
     require(!ended, s"shard $shardId of $stream has ended")
+    failure.foreach(e => throw e)
     try {
       val page = (if (patient) policy else policy.copy(maxRetries = 0)).call(s"GetRecords on shard $shardId",
         stream.toString,
@@ -134,7 +138,10 @@ private[sparkkinesis] final class PollingShardFetcher(
 
   /** Fails the read with [KINESIS_DATA_LOSS], or (failOnDataLoss=false) logs and counts the loss. */
   private def lost(detail: String, next: String = "Going on from the oldest record"): Unit = {
-    if (failOnDataLoss) throw KinesisErrors.dataLoss(s"shard $shardId of stream '$stream'", detail)
+    if (failOnDataLoss) {
+      failure = Some(KinesisErrors.dataLoss(s"shard $shardId of stream '$stream'", detail))
+      throw failure.get
+    }
     logWarning(s"Data loss on shard $shardId of stream '$stream': $detail. $next (failOnDataLoss=false).")
     dataLossCount += 1
   }
