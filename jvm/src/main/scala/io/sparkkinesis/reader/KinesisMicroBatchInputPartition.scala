@@ -1,7 +1,6 @@
 package io.sparkkinesis.reader
 
 import org.apache.spark.sql.connector.read.InputPartition
-import org.apache.spark.util.LongAccumulator
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.FetchSettings
@@ -11,8 +10,7 @@ import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
  * One shard's part of a micro-batch: the user records after `from` up to and including `to`, or to the end of the
  * shard when `to` is None (the batch's end offset has the shard `Ended`: it was closed, and read to its end).
  * `firstSequence`: the range's first record when `from` is not tied to one (see
- * [[io.sparkkinesis.fetching.RangeReader]]);
- * `dataLoss` counts, on the driver, the losses met re-reading ranges (failOnDataLoss=false).
+ * [[io.sparkkinesis.fetching.RangeReader]]).
  */
 private[sparkkinesis] final case class KinesisMicroBatchInputPartition(
     sourceId: String,
@@ -23,7 +21,6 @@ private[sparkkinesis] final case class KinesisMicroBatchInputPartition(
     connection: AwsConnection,
     fetch: FetchSettings,
     location: Option[String],
-    firstSequence: Option[String] = None,
-    dataLoss: Option[LongAccumulator] = None) extends InputPartition {
+    firstSequence: Option[String] = None) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }

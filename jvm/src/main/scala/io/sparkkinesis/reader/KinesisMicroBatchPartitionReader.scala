@@ -2,6 +2,7 @@ package io.sparkkinesis.reader
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.PartitionReader
+import org.apache.spark.util.LongAccumulator
 
 import io.sparkkinesis.fetching.{BufferedRecord, RangeReader}
 import io.sparkkinesis.prefetch.PrefetchBuffers
@@ -11,7 +12,9 @@ import io.sparkkinesis.prefetch.PrefetchBuffers
  * holds it, otherwise it is read again from Kinesis by sequence number ([[RangeReader]]). Either way the rows are
  * exactly the records in the range, so retries, speculative copies and second actions see the same data.
  */
-private[sparkkinesis] final class KinesisMicroBatchPartitionReader(p: KinesisMicroBatchInputPartition)
+private[sparkkinesis] final class KinesisMicroBatchPartitionReader(
+    p: KinesisMicroBatchInputPartition,
+    dataLoss: Option[LongAccumulator] = None)
   extends PartitionReader[InternalRow] {
   private val converter = new RecordConverter(p.stream.name, p.key.shardId)
   private var rangeReader: Option[RangeReader] = None
@@ -34,5 +37,5 @@ private[sparkkinesis] final class KinesisMicroBatchPartitionReader(p: KinesisMic
   override def get(): InternalRow = current
 
   override def close(): Unit =
-    for (reader <- rangeReader; counter <- p.dataLoss if reader.dataLoss > 0) counter.add(reader.dataLoss)
+    for (reader <- rangeReader; counter <- dataLoss if reader.dataLoss > 0) counter.add(reader.dataLoss)
 }

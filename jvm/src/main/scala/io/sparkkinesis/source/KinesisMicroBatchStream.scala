@@ -227,11 +227,11 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     ranges.map { case (k, fromPos, last) =>
       val first = if (ShardPosition.startsUntied(fromPos)) e.firsts.get(k) else None
       KinesisMicroBatchInputPartition(sourceId, k, streamsByName(k.stream), fromPos, last, options.connection,
-        options.fetch, planner.location(k), first, Some(rangeLoss)): InputPartition
+        options.fetch, planner.location(k), first): InputPartition
     }.toArray
   }
 
-  override def createReaderFactory(): PartitionReaderFactory = KinesisMicroBatchReaderFactory
+  override def createReaderFactory(): PartitionReaderFactory = KinesisMicroBatchReaderFactory(Some(rangeLoss))
 
   override def commit(end: Offset): Unit = ()
 
