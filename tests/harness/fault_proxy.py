@@ -19,8 +19,14 @@ What it can inject
   ListShards), on a rate, every n-th call or chosen calls, optionally only for one shard (GetRecords).
 * ``trim(stream, shard_id, through_sequence)``: retention as the service applies it, which no local server
   does: the records of that shard up to and including ``through_sequence`` are gone. GetShardIterator
-  AT_/AFTER_SEQUENCE_NUMBER on one of them is refused with InvalidArgumentException, TRIM_HORIZON starts after
-  them, and GetRecords answers leave them out.
+  AT_/AFTER_SEQUENCE_NUMBER on one of them is refused with InvalidArgumentException and TRIM_HORIZON starts
+  after them. An iterator handed out before the trim whose position is now among the trimmed records (the next
+  page would hold one of them) is answered as users of the real service report it (harlow/kinesis-consumer#125):
+  no records, ``MillisBehindLatest`` of the retention period (24 h), and the same iterator as the next one, on
+  every call; it never moves on by itself. Those answers count as ``TRIMMED_ITERATOR``.
+* A shard gone while its stream exists (a closed shard deleted after the retention period):
+  ``inject_error("GetShardIterator", "ResourceNotFoundException", shard=...)`` and the same for GetRecords;
+  ListShards and DescribeStreamSummary still answer for the stream.
 
 Rules are consulted in the order they were configured; the first one that fires answers the call and
 later rules do not see that call. Random decisions come from a ``random.Random(seed)`` per rule, so a
@@ -87,6 +93,7 @@ __all__ = [
     "EXPIRED_ITERATOR",
     "INTERNAL_FAILURE",
     "TRIMMED_POSITION",
+    "TRIMMED_ITERATOR",
     "UNKNOWN_SHARD",
 ]
 
@@ -106,6 +113,10 @@ PARTIAL_PUT_RECORDS = "partial_put_records"       # PutRecords requests with at 
 EXPIRED_ITERATOR = "expired_iterator"             # GetRecords requests answered ExpiredIteratorException
 INTERNAL_FAILURE = "internal_failure"             # requests answered 500 InternalFailure
 TRIMMED_POSITION = "trimmed_position"             # GetShardIterator refused: the sequence number was trimmed
+TRIMMED_ITERATOR = "trimmed_iterator"             # GetRecords on an iterator whose position was trimmed (stuck)
+
+#: MillisBehindLatest of a GetRecords answer on an iterator whose position was trimmed: the default retention.
+TRIMMED_ITERATOR_MILLIS_BEHIND = 24 * 3600 * 1000
 
 #: The key ``get_records_calls_by_shard`` uses for iterators the proxy did not see being handed out.
 UNKNOWN_SHARD: Tuple[None, None] = (None, None)
@@ -532,8 +543,8 @@ class FaultProxy:
 
         Which calls: a fraction ``rate`` (seeded), ``every`` n-th call, or the chosen 1-based ``calls``
         (exactly one of them; ``rate=1.0`` when none is given). Calls are numbered among the calls this
-        rule sees since it was configured. ``shard`` (GetRecords only): a shard id, or (stream, shard id),
-        to fault that shard only. ``max_count``: fire at most this many times. ``kind``: the name for
+        rule sees since it was configured. ``shard`` (GetRecords and GetShardIterator): a shard id, or
+        (stream, shard id), to fault that shard only. ``max_count``: fire at most this many times. ``kind``: the name for
         ``injected()`` (default: ``error_type``). A rule with the same kind and operation is replaced;
         ``rate=0`` removes it.
         """
@@ -757,6 +768,8 @@ class FaultProxy:
             if request is not None and operation == "GetRecords":
                 shard = self._iterator_shards.get(str(request.get("ShardIterator")), UNKNOWN_SHARD)
                 self._get_records_by_shard[shard] += 1
+            if request is not None and operation == "GetShardIterator":
+                shard = (_stream_of(request), request.get("ShardId"))
             if request is not None and operation == "PutRecords":
                 entries = request.get("Records") or []
                 self._put_records.append(PutRecordsRequest(len(entries), sum(_entry_bytes(e) for e in entries)))
@@ -797,23 +810,24 @@ class FaultProxy:
 
         reply = self._forward(handler, operation, body)
         if trimmed_through is not None and operation == "GetRecords" and reply.status == 200:
-            reply = self._without_trimmed(reply, trimmed_through)
+            reply = self._stuck_if_trimmed(reply, trimmed_through, str(request.get("ShardIterator")))
         if request is not None and reply.status == 200 and operation in ("GetShardIterator", "GetRecords"):
             self._learn_iterator(operation, request, shard, reply.body)
         return reply
 
-    @staticmethod
-    def _without_trimmed(reply: _Reply, through: int) -> _Reply:
+    def _stuck_if_trimmed(self, reply: _Reply, through: int, iterator: str) -> _Reply:
+        """A page that would hold a trimmed record: the iterator's position was trimmed; it stays stuck there."""
         try:
             payload = json.loads(reply.body or b"{}")
         except ValueError:
             return reply
         records = payload.get("Records") or []
-        kept = [r for r in records if int(r.get("SequenceNumber", 0)) > through]
-        if len(kept) == len(records):
+        if not any(int(r.get("SequenceNumber", 0)) <= through for r in records):
             return reply
-        payload["Records"] = kept
-        return _json_reply(reply.status, payload)
+        with self._lock:
+            self._injected[(TRIMMED_ITERATOR, "GetRecords")] += 1
+        return _json_reply(200, {"Records": [], "NextShardIterator": iterator,
+                                 "MillisBehindLatest": TRIMMED_ITERATOR_MILLIS_BEHIND})
 
     def _forward(self, handler: _Handler, operation: str, body: bytes) -> _Reply:
         try:
