@@ -165,7 +165,7 @@ final class PollingShardFetcherLossPathsSuite extends AnyFunSuite {
       end: Long,
       first: Option[String],
       failOnDataLoss: Boolean) =
-    new RangeReader(null, orders, key, from, RecordPosition(end.toString, 0L, lastInAggregate = true),
+    new RangeReader(null, orders, key, from, Some(RecordPosition(end.toString, 0L, lastInAggregate = true)),
       settings(failOnDataLoss), first)(start => fetcher(fake, start, failOnDataLoss))
 
   test("a live iterator whose position retention trimmed fails the read with KINESIS_DATA_LOSS naming the position") {
