@@ -148,8 +148,6 @@ def test_a_replayed_batch_begun_at_trim_horizon_whose_head_was_trimmed_fails_or_
     finally:
         crashed.stop()
     assert cp.offset_batches(checkpoint) == [0] and cp.commits(checkpoint) == []
-    planned = cp.source_offset(checkpoint, 0)["streams"][stream_name][SHARD]
-    assert planned.get("first") == sequences[0]["SequenceNumber"], planned
 
     # Retention trims r-000..r-019 before the restart replays batch 0.
     fault_proxy.trim(stream_name, SHARD, sequences[19]["SequenceNumber"])
@@ -160,6 +158,9 @@ def test_a_replayed_batch_begun_at_trim_horizon_whose_head_was_trimmed_fails_or_
     assert f"shard {SHARD} of stream '{stream_name}'" in error, error
     assert f"sequence number {sequences[0]['SequenceNumber']}" in error, error
     assert rows == [], "a replay that fails on data loss must deliver nothing"
+    # How it knows: the offset log pinned the first record of the range that began at trim horizon.
+    planned = cp.source_offset(checkpoint, 0)["streams"][stream_name][SHARD]
+    assert planned.get("first") == sequences[0]["SequenceNumber"], planned
 
     # failOnDataLoss=false: the replay delivers what is left of the batch and counts the loss.
     query = _run(spark, fault_proxy, stream_name, checkpoint, rows, failOnDataLoss="false")
