@@ -87,7 +87,8 @@ private[sparkkinesis] final class RangeReader(
             emptyAtTip += 1
             if (emptyAtTip >= RangeReader.EmptyAtTipBeforeLoss) {
               if (fetcher.dataLoss == 0)
-                lost(s"$planned cannot reach its end: the shard's tip was reached without it (its records were trimmed)")
+                lost(
+                  s"$planned cannot reach its end: the shard's tip was reached without it (its records were trimmed)")
               done = true
             }
           } else emptyAtTip = 0
