@@ -150,7 +150,7 @@ private[sparkkinesis] final class PollingShardFetcher(
   private def streamExists(): Boolean = {
     val b = ListShardsRequest.builder().maxResults(1)
     stream.arn.fold(b.streamName(stream.name))(b.streamARN)
-    try { RetryPolicy.Default.call("ListShards", stream.toString)(client().listShards(b.build())); true }
+    try { singleCalls.call("ListShards", stream.toString)(client().listShards(b.build())); true }
     catch { case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" => false }
   }
 
