@@ -86,8 +86,8 @@ object TestStreams {
         assert(System.nanoTime() < deadline, s"reading $stream did not catch up in time")
         val r = client.getRecords(GetRecordsRequest.builder().shardIterator(iterator).limit(10000).build())
         r.records().asScala.foreach(x =>
-          out += ReadRecord(shard.shardId(), x.partitionKey(),
-            x.data().asByteArray(), x.sequenceNumber()))
+          out += ReadRecord(shard.shardId(), x.partitionKey(), x.data().asByteArray(), x.sequenceNumber(),
+            x.approximateArrivalTimestamp().toEpochMilli))
         iterator = r.nextShardIterator()
         done = r.records().isEmpty && Option(r.millisBehindLatest()).forall(_ == 0L)
       }
@@ -142,6 +142,7 @@ object TestStreams {
    */
   def awaitClockPastArrivals(server: LocalKinesisServer, stream: String): Unit = {
     val latest = readAll(server, stream).map(_.arrivalMillis).maxOption.getOrElse(0L)
+    assert(latest > 0L, s"no arrival time read from $stream")
     val deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos
     while (System.currentTimeMillis() <= latest) {
       assert(System.nanoTime() < deadline, s"the clock did not reach $latest")
