@@ -686,13 +686,12 @@ def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock
         # ...a batch run again after the restart has exactly the rows it had before...
         for b, old in state["batch_files"].items():
             assert [tuple(r[1:8]) for r in batches[b]] == old, f"batch {b} re-ran with other rows ({window})"
-        # ...and in every later run the parent costs no GetRecords call, except the one that finds its end when
-        # the offset log did not say yet that it had ended.
+        # ...and in every later run the parent costs no GetRecords call, except in the first: the one that finds
+        # its end when the offset log did not say yet that it had ended, or, when the batch that ended it was
+        # planned but not committed, the replay's read from its last record to its end (a batch ending a shard
+        # `Ended` reads it to its end, as Trigger.Once's may hold records there; the replay cannot know it is empty).
         later = [c.get((stream_name, parent), 0) for c in calls_after[i:]]
-        if state["end_batch"] is None:
-            assert later[0] <= 2 and not any(later[1:]), (window, parent, later)
-        else:
-            assert not any(later), (window, parent, later)
+        assert later[0] <= 2 and not any(later[1:]), (window, parent, later)
 
     reruns = Counter(run["batch"] for run in read_runs(output))
     _summary("crash", span, rows, f"windows hit {sum(hits)}/{len(hits)} {dict(zip([c[0] for c in CRASHES], hits))}; "

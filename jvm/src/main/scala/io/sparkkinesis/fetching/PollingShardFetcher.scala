@@ -98,6 +98,12 @@ private[sparkkinesis] final class PollingShardFetcher(
       page
     } catch {
       case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" && streamExists() => shardGone(e)
+      // An impatient call gives up on its first throttled answer; it still counts as throttled.
+      case e: KinesisException
+          if !patient && e.condition == "KINESIS_RETRIES_EXHAUSTED" &&
+            Option(e.getCause).exists(c => Failure.of(c) == Failure.Throttled) =>
+        throttledCount += 1
+        throw e
     }
   }
 
