@@ -259,10 +259,24 @@ def test_secrets_stay_out_of_plans_progress_errors_and_logs(spark, kinesalite_se
         missing = f"{stream_name}-missing"
         with pytest.raises(Exception) as failure:
             spark.readStream.format("kinesis").options(**options(missing)).load()
-        java_exception = getattr(failure.value, "java_exception", None)
-        seen["failed query exception"] = str(failure.value) + (
-            spark.sparkContext._jvm.org.apache.commons.lang3.exception.ExceptionUtils.getStackTrace(java_exception)
-            if java_exception is not None else "")
+        seen["load() error"] = str(failure.value)
+        assert missing in seen["load() error"], seen["load() error"][:2000]
+
+        # A failing query: its stream is deleted after load(), so the query fails as it runs, and logs it.
+        streams.create_stream(kinesis, missing, 1)
+        df_missing = spark.readStream.format("kinesis").options(**options(missing)).load()
+        streams.delete_stream(kinesis, missing)
+        failing = (df_missing.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "cp-missing"))
+                   .trigger(availableNow=True).start())
+        try:
+            with pytest.raises(Exception) as failure:
+                failing.awaitTermination(120)
+            jexc = failing._jsq.exception().get()
+            seen["failed query exception"] = (
+                str(failure.value) + str(failing.exception())
+                + spark.sparkContext._jvm.org.apache.commons.lang3.exception.ExceptionUtils.getStackTrace(jexc))
+        finally:
+            failing.stop()
         assert missing in seen["failed query exception"], seen["failed query exception"][:2000]
 
         # An option error that involves the secret options (a secret key without its key id).
