@@ -1,9 +1,42 @@
 /** Every pinned version of the build, in one place. */
 object Versions {
-  /** Spark the connector is built and tested for: the newest PySpark on PyPI. */
-  val spark = "4.3.0"
-  /** Must equal the scala-library jar shipped inside that PySpark distribution. */
-  val scala = "2.13.18"
   val awsSdk = "2.52.0"
   val scalatest = "3.2.19"
+}
+
+/**
+ * One artifact of the cross-build: a Spark line and a Scala version. The sources are one tree (`jvm/src`); a line
+ * adds its own small folder (`jvm/src/main/spark-<line>/scala`) where Spark's APIs differ, and a Scala binary
+ * version its own (`jvm/src/main/scala-<binary>`) where the standard library differs.
+ *
+ * @param line        the Spark line in the artifact's name (`spark-kinesis-<line>_<scala binary>`)
+ * @param spark       the Spark release compiled against (and whose jars the Scala suites run on)
+ * @param scala       the Scala release; equals the scala-library that release of Spark ships
+ * @param javaRelease the class-file level: the oldest Java the Spark line runs on
+ * @param fromPySpark compile against the jars of the PySpark distribution in the project's virtual environment
+ *                    (the Spark the Python suites run), instead of Spark's artifacts from Maven Central
+ * @param supports    the Spark minor versions this artifact is tested on (the compatibility table)
+ */
+final case class SparkBuild(
+    line: String,
+    spark: String,
+    scala: String,
+    javaRelease: Int,
+    fromPySpark: Boolean,
+    supports: Seq[String]) {
+  def scalaBinary: String = scala.split('.').take(2).mkString(".")
+  def artifact: String = s"spark-kinesis-${line}_$scalaBinary"
+  /** The sbt project's id: `spark4`, `spark35_212`, ... */
+  def id: String = s"spark${line.replace(".", "").replace("x", "")}_${scalaBinary.replace(".", "")}"
+}
+
+object SparkBuilds {
+  /** The default: the newest PySpark on PyPI, which the whole suite runs on; serves Spark 4.0 to 4.3. */
+  val spark4 = SparkBuild("4.x", "4.3.0", "2.13.18", 17, fromPySpark = true, Seq("4.0", "4.1", "4.2", "4.3"))
+  /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
+  val spark35Scala212 = SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"))
+  /** Spark 3.5 built for Scala 2.13 (Spark's own 2.13 distribution, Databricks' 2.13 runtimes). */
+  val spark35Scala213 = SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"))
+
+  val all: Seq[SparkBuild] = Seq(spark4, spark35Scala212, spark35Scala213)
 }

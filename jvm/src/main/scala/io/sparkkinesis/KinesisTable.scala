@@ -2,7 +2,7 @@ package io.sparkkinesis
 
 import java.util
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder

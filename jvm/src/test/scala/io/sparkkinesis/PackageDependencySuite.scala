@@ -3,7 +3,7 @@ package io.sparkkinesis
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path, Paths}
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -11,7 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
  * The connector's packages depend on each other in one direction only (docs/design.md, "Packages"):
  * {{{
  * errors, compat <- config <- aws <- offsets, kpl <- fetching <- prefetch <- reader <- source <- (root: the provider)
- * sink <- (root), and the sink uses only errors, config, aws and kpl
+ * sink <- (root), and the sink uses only errors, compat, config, aws and kpl
  * }}}
  * A file may use its own package and the packages below it, never one above it or beside it. This suite reads
  * every source file of the connector and fails on any reference (import or fully qualified name, outside
@@ -20,27 +20,34 @@ import org.scalatest.funsuite.AnyFunSuite
 class PackageDependencySuite extends AnyFunSuite {
   import PackageDependencySuite._
 
-  private val sourceRoot = Paths.get("jvm/src/main/scala/io/sparkkinesis")
+  // The common tree and every version folder (spark-<line>/scala, scala-<binary>) of the cross-build.
+  private val sourceRoots: Seq[Path] =
+    Files.list(Paths.get("jvm/src/main")).iterator().asScala.toSeq
+      .flatMap(d => Seq(d.resolve("io/sparkkinesis"), d.resolve("scala/io/sparkkinesis")))
+      .filter(Files.isDirectory(_)).sortBy(_.toString)
 
-  private def sources: Seq[Path] =
-    Files.walk(sourceRoot).iterator().asScala.filter(_.toString.endsWith(".scala")).toSeq.sortBy(_.toString)
+  private def sources: Seq[(Path, Path)] =
+    sourceRoots.flatMap { root =>
+      Files.walk(root).iterator().asScala.filter(_.toString.endsWith(".scala")).toSeq.map(root -> _)
+    }.sortBy(_._2.toString)
 
-  private def packageOf(file: Path): String = {
-    val rel = sourceRoot.relativize(file.getParent).toString
+  private def packageOf(root: Path, file: Path): String = {
+    val rel = root.relativize(file.getParent).toString
     if (rel.isEmpty) Root else rel.replace('/', '.')
   }
 
   test("every package of the connector has a place in the layering") {
-    val packages = sources.map(packageOf).distinct
+    assert(sourceRoots.size >= 5, s"the common tree and the version folders: $sourceRoots")
+    val packages = sources.map { case (root, f) => packageOf(root, f) }.distinct
     assert(packages.nonEmpty)
     val unplaced = packages.filterNot(p => p == Root || p == Sink || Rank.contains(p))
     assert(unplaced.isEmpty, s"packages with no place in PackageDependencySuite's layering: $unplaced")
   }
 
   test("no file refers to a package above or beside its own") {
-    val violations = sources.flatMap { f =>
+    val violations = sources.flatMap { case (root, f) =>
       val text = new String(Files.readAllBytes(f), StandardCharsets.UTF_8)
-      violationsIn(packageOf(f), text).map(v => s"${sourceRoot.relativize(f)}: $v")
+      violationsIn(packageOf(root, f), text).map(v => s"${root.relativize(f)}: $v")
     }
     assert(violations.isEmpty, violations.mkString("\n", "\n", "\n"))
   }
@@ -73,7 +80,7 @@ object PackageDependencySuite {
     "reader" -> 6,
     "source" -> 7)
 
-  val SinkMayUse: Set[String] = Set("errors", "config", "aws", "kpl")
+  val SinkMayUse: Set[String] = Set("errors", "compat", "config", "aws", "kpl")
 
   private val Reference = """io\.sparkkinesis\.([a-z]+)\b""".r
   private val BlockComment = """(?s)/\*.*?\*/""".r

@@ -1,8 +1,9 @@
 package io.sparkkinesis.aws
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import software.amazon.awssdk.services.kinesis.model.{ListShardsRequest, ListShardsResponse}
+import io.sparkkinesis.compat.ScalaCompat._
 
 /**
  * ListShards, paged by NextToken, for the driver's shard discovery and the sink's shard map alike. Following the

@@ -7,6 +7,7 @@ import java.util.Locale
 import scala.util.Try
 
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.compat.ScalaCompat._
 
 /** How the text of one option is turned into a typed value; `describe` is what the user is told to give. */
 sealed abstract class OptionKind[T](val typeName: String) extends Serializable {

@@ -66,7 +66,7 @@ private[sparkkinesis] object OptionsDoc {
       }
       (pythonLiteralName(s),
         s"${pythonLiteralName(s)}: TypeAlias = Literal[${values.map(str).mkString(", ")}]\n" +
-          s"\"\"\"The values of the ``${s.name}`` option (matched case-insensitively at run time).\"\"\"\n")
+          "\"\"\"" + s"The values of the ``${s.name}`` option (matched case-insensitively at run time)." + "\"\"\"\n")
     }
     val sb = new StringBuilder
     sb ++= "# Generated from io.sparkkinesis.config.KinesisOptions by `make docs`; do not edit by hand.\n"

@@ -25,7 +25,7 @@ private[sparkkinesis] final class ParsedOptions private (raw: Map[String, String
 private[sparkkinesis] object ParsedOptions {
 
   def apply(options: java.util.Map[String, String], scope: Scope): ParsedOptions = {
-    import scala.jdk.CollectionConverters._
+    import io.sparkkinesis.compat.CollectionConverters._
     // Keep the user's own spelling of each key for error messages.
     val asGiven = options match {
       case m: org.apache.spark.sql.util.CaseInsensitiveStringMap => m.asCaseSensitiveMap()
@@ -36,7 +36,7 @@ private[sparkkinesis] object ParsedOptions {
 
   def apply(options: Map[String, String], scope: Scope): ParsedOptions = {
     val lowered = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
-    val byKey = KinesisOptions.all.map(s => s.key -> s).toMap
+    val byKey: Map[String, OptionSpec[_]] = KinesisOptions.all.map(s => s.key -> s).toMap
     // Report the unknown keys in the user's own spelling, in a stable order.
     options.keys.toSeq.sorted.foreach { name =>
       val key = name.toLowerCase(Locale.ROOT)

@@ -31,7 +31,7 @@ private[sparkkinesis] object KinesisErrors {
 
   def missingOption(name: String, example: String): KinesisOptionException =
     new KinesisOptionException("KINESIS_MISSING_OPTION",
-      s"Option '$name' is required. Example: .option(\"$name\", \"$example\")")
+      s"""Option '$name' is required. Example: .option("$name", "$example")""")
 
   def invalidOptionValue(
       name: String,

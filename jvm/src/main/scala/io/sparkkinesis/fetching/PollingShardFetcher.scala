@@ -1,6 +1,6 @@
 package io.sparkkinesis.fetching
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.apache.spark.internal.Logging
 import software.amazon.awssdk.services.kinesis.KinesisClient

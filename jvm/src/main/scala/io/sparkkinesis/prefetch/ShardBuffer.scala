@@ -5,6 +5,7 @@ import scala.collection.mutable
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.compat.ArrayDeque
 
 /**
  * Executor-side read-ahead for one shard of one running query: the user records after `base`, in order, and the
@@ -19,7 +20,7 @@ private[sparkkinesis] final class ShardBuffer(
     fetch: FetchSettings,
     open: StartPosition => ShardFetcher = null) {
   private var base: ShardPosition = _
-  private val records = mutable.ArrayDeque.empty[BufferedRecord]
+  private val records = ArrayDeque.empty[BufferedRecord]
   private var fetcher: ShardFetcher = _
   private var fetcherBase: ShardPosition = _
   // Read without the lock by other buffers' prefetch tasks (PrefetchBuffers.totalBytes): taking this buffer's

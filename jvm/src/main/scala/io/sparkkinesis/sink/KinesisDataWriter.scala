@@ -4,9 +4,10 @@ import java.util.concurrent.ThreadLocalRandom
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
-import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.WriterCommitMessage
 
 import io.sparkkinesis.aws.RetryPolicy
+import io.sparkkinesis.compat.BulkDataWriter
 import io.sparkkinesis.errors.KinesisErrors
 
 /** What a task reports when its records have all landed: its counters, summed per batch on the driver. */
@@ -27,7 +28,7 @@ private[sparkkinesis] final class KinesisDataWriter(
     schema: SinkSchema,
     partitionId: Int,
     taskId: Long)
-  extends DataWriter[InternalRow] {
+  extends BulkDataWriter {
   import KinesisDataWriter._
 
   private val counters = new SinkCounters
@@ -69,16 +70,17 @@ private[sparkkinesis] final class KinesisDataWriter(
   }
 
   /**
-   * Spark hands a task's rows here and reads [[currentMetricsValues]] right after, before `commit`: sending
+   * Spark 4 hands a task's rows here and reads [[currentMetricsValues]] right after, before `commit`: sending
    * everything before returning makes the metrics complete.
    */
-  override def writeAll(rows: java.util.Iterator[InternalRow]): Unit = {
+  override protected def writeRows(rows: java.util.Iterator[InternalRow]): Unit = {
     while (rows.hasNext) write(rows.next())
     finishSending()
   }
 
   override def commit(): WriterCommitMessage = {
     finishSending()
+    publishFinalMetrics(SinkMetrics.supported.toSeq)
     KinesisWriterCommitMessage(counters.snapshot)
   }
 

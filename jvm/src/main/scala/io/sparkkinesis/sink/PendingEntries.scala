@@ -1,6 +1,7 @@
 package io.sparkkinesis.sink
 
 import scala.collection.mutable
+import io.sparkkinesis.compat.ArrayDeque
 
 /**
  * The records of one target stream that wait to be sent: new ones, and failed ones waiting for their retry
@@ -60,7 +61,7 @@ private[sink] final class RetryTimer[T] {
  * retry time, ahead of newer records. Two records with the same key can then land in either order.
  */
 private[sink] final class UnorderedEntries extends PendingEntries {
-  private val ready = mutable.ArrayDeque.empty[PutEntry]
+  private val ready = ArrayDeque.empty[PutEntry]
   private val timer = new RetryTimer[PutEntry]
   private var readyBytesSum = 0L
   private var waitingBytesSum = 0L
@@ -110,9 +111,9 @@ private[sink] final class UnorderedEntries extends PendingEntries {
  * failure can never let a later record of a key land before an earlier one.
  */
 private[sink] final class PerKeyEntries extends PendingEntries {
-  private val byKey = mutable.HashMap.empty[String, mutable.ArrayDeque[PutEntry]]
+  private val byKey = mutable.HashMap.empty[String, ArrayDeque[PutEntry]]
   // Keys whose head record may leave now, oldest first; a key is here at most once.
-  private val readyKeys = mutable.ArrayDeque.empty[String]
+  private val readyKeys = ArrayDeque.empty[String]
   private val timer = new RetryTimer[String]
   private var readyBytesSum = 0L
   private var waitingCountSum = 0
@@ -121,7 +122,7 @@ private[sink] final class PerKeyEntries extends PendingEntries {
   private val busy = mutable.HashSet.empty[String]
 
   override def add(entry: PutEntry): Unit = {
-    val queue = byKey.getOrElseUpdate(entry.orderingKey, mutable.ArrayDeque.empty[PutEntry])
+    val queue = byKey.getOrElseUpdate(entry.orderingKey, ArrayDeque.empty[PutEntry])
     // An empty queue means the key is neither in flight, nor ready, nor waiting for a retry.
     val wasIdle = queue.isEmpty && !busy.contains(entry.orderingKey)
     queue.append(entry)
@@ -131,7 +132,7 @@ private[sink] final class PerKeyEntries extends PendingEntries {
   }
 
   override def retry(entry: PutEntry): Unit = {
-    byKey.getOrElseUpdate(entry.orderingKey, mutable.ArrayDeque.empty[PutEntry]).prepend(entry)
+    byKey.getOrElseUpdate(entry.orderingKey, ArrayDeque.empty[PutEntry]).prepend(entry)
     waitingCountSum += 1
     waitingBytesSum += entry.bytes
     timer.schedule(entry.notBeforeNanos, entry.orderingKey)

@@ -3,7 +3,7 @@ package io.sparkkinesis.sink
 import java.util.concurrent.{CompletableFuture, TimeUnit}
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient

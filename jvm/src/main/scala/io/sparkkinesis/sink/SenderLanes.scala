@@ -1,6 +1,7 @@
 package io.sparkkinesis.sink
 
 import scala.collection.mutable
+import io.sparkkinesis.compat.ScalaCompat._
 
 /**
  * A writer's waiting records, one lane ([[PendingEntries]]) per target stream, since one PutRecords call goes to

@@ -2,7 +2,7 @@ package io.sparkkinesis.source
 
 import java.util.{Optional, UUID}
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
@@ -14,6 +14,7 @@ import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
 import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory}
+import io.sparkkinesis.compat.ScalaCompat._
 
 /**
  * Driver side of a streaming read: Spark's protocol and the offsets, nothing else. Each `latestOffset` call runs a
@@ -207,7 +208,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   /** The row limit of a trigger; the largest row count stands for none (see [[getDefaultReadLimit]]). */
   private def limitRows(limit: ReadLimit): Option[Long] = (limit match {
     case m: ReadMaxRows => Some(m.maxRows())
-    case c: CompositeReadLimit => c.getReadLimits.collect { case m: ReadMaxRows => m.maxRows() }.minOption
+    case c: CompositeReadLimit => c.getReadLimits.collect { case m: ReadMaxRows => m.maxRows() }.toSeq.minOption
     case _ => None
   }).filter(_ != Long.MaxValue)
 

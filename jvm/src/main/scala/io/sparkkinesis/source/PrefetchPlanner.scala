@@ -2,6 +2,7 @@ package io.sparkkinesis.source
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
+import io.sparkkinesis.compat.ScalaCompat._
 
 /**
  * Driver-side planning of prefetch rounds, without Spark: which shards a round visits, the budget each gets, how
@@ -75,7 +76,7 @@ private[sparkkinesis] final class PrefetchPlanner(
     val recordBudgets = TriggerBudget.split(maxRecords, due.map(waitingRecords).toIndexedSeq, rounds)
     val byteBudgets = TriggerBudget.split(maxBytes, due.map(waitingBytes).toIndexedSeq, rounds)
     rounds += 1
-    tasks(from, due.zipWithIndex.map { case (k, i) => k -> (recordBudgets(i), byteBudgets(i)) })
+    tasks(from, due.zipWithIndex.map { case (k, i) => k -> ((recordBudgets(i), byteBudgets(i))) })
   }
 
   /**

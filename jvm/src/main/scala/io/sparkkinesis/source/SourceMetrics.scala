@@ -2,6 +2,7 @@ package io.sparkkinesis.source
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.ShardReport
+import io.sparkkinesis.compat.ScalaCompat._
 
 /** The source's metrics in StreamingQueryProgress.sources[].metrics, from the latest prefetch reports. */
 private[sparkkinesis] final class SourceMetrics {

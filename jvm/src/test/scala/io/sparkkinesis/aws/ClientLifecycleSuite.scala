@@ -3,7 +3,7 @@ package io.sparkkinesis.aws
 import java.lang.management.ManagementFactory
 import java.nio.file.{Files, Paths}
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -42,7 +42,7 @@ class ClientLifecycleSuite extends AnyFunSuite with LocalKinesisServers with Sha
     def settled = threads <= threadsBefore + 40 && sockets <= socketsBefore + 4 * KinesisClients.MaxClients
     while (!settled && System.nanoTime() < deadline) Thread.sleep(200)
     lazy val names = Thread.getAllStackTraces.keySet().asScala.toSeq.map(_.getName.replaceAll("[0-9]+", "#"))
-      .groupBy(identity).view.mapValues(_.size).toSeq.sortBy(-_._2).take(12).mkString(", ")
+      .groupBy(identity).map { case (k, v) => k -> v.size }.toSeq.sortBy(-_._2).take(12).mkString(", ")
     assert(settled, s"threads $threadsBefore -> $threads ($names), sockets $socketsBefore -> $sockets")
   }
 }

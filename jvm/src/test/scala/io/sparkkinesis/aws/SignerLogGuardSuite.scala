@@ -3,7 +3,7 @@ package io.sparkkinesis.aws
 import java.net.URI
 import java.util.concurrent.ConcurrentLinkedQueue
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.apache.logging.log4j.{Level, LogManager}
 import org.apache.logging.log4j.core.{LogEvent, LoggerContext}

@@ -1,7 +1,7 @@
 package io.sparkkinesis.fetching
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 

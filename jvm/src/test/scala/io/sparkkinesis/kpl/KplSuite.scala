@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.security.MessageDigest
 import java.util.Base64
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 import scala.util.Random
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -30,6 +30,7 @@ class KplSuite extends AnyFunSuite {
   private def frame(body: Array[Byte]): Array[Byte] = Kpl.magic ++ body ++ md5(body)
 
   private def bytes(s: String): Array[Byte] = s.getBytes(UTF_8)
+  private def bytes(rnd: scala.util.Random, n: Int): Array[Byte] = { val b = new Array[Byte](n); rnd.nextBytes(b); b }
 
   /** Runs `records` through an aggregator and returns everything it hands back, in order. */
   private def aggregateAll(records: Seq[UserRecord], max: Long): Seq[Aggregate] = {
@@ -62,7 +63,7 @@ class KplSuite extends AnyFunSuite {
       case _ => rnd.nextInt(2000)
     }
     val ehk = if (rnd.nextInt(3) == 0) Some(BigInt(128, rnd).toString) else None
-    UserRecord(keys(rnd.nextInt(keys.size)), ehk, rnd.nextBytes(size))
+    UserRecord(keys(rnd.nextInt(keys.size)), ehk, bytes(rnd, size))
   }
 
   // ---- round trips and limits ----
@@ -228,7 +229,7 @@ class KplSuite extends AnyFunSuite {
   test("random bytes never throw, with or without valid framing") {
     val rnd = new Random(5)
     (1 to 20000).foreach { i =>
-      val body = rnd.nextBytes(rnd.nextInt(if (i % 10 == 0) 2000 else 60))
+      val body = bytes(rnd, rnd.nextInt(if (i % 10 == 0) 2000 else 60))
       Kpl.deaggregate(body, "k") // arbitrary bytes
       Kpl.deaggregate(Kpl.magic ++ body, "k")
       Kpl.deaggregate(frame(body), "k") // reaches the protobuf reader

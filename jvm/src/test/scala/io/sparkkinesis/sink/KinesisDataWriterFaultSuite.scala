@@ -229,7 +229,7 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     assert(raw.size < n / 10, s"${raw.size} Kinesis records for $n rows: not aggregated")
     val shards = syncClient(server).listShards(
       software.amazon.awssdk.services.kinesis.model.ListShardsRequest.builder().streamName(stream).build()).shards()
-    import scala.jdk.CollectionConverters._
+    import io.sparkkinesis.compat.CollectionConverters._
     val ranges = shards.asScala.map(s =>
       s.shardId() ->
         (BigInt(s.hashKeyRange().startingHashKey()), BigInt(s.hashKeyRange().endingHashKey()))).toMap

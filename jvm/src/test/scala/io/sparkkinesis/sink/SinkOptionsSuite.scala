@@ -2,7 +2,7 @@ package io.sparkkinesis.sink
 
 import java.time.Duration
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -5,7 +5,7 @@ import java.util.Optional
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.atomic.AtomicInteger
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.apache.spark.api.java.function.VoidFunction2
 import org.apache.spark.sql.{Dataset, Row}
@@ -108,7 +108,7 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     val once = Map("maxRecordsPerFetch" -> "100", "fetchBufferSize" -> "1m", "maxRecordsPerTrigger" -> "500")
     val checkpoint = Files.createTempDirectory("kinesis-source").toString
     val first = drain(stream, checkpoint, once, trigger = Trigger.Once())
-    assert(first.map(_._1).distinct.size == 1, s"batches: ${first.groupBy(_._1).view.mapValues(_.size).toMap}")
+    assert(first.map(_._1).distinct.size == 1, s"batches: ${first.groupBy(_._1).map { case (b, rs) => b -> rs.size }}")
     val read = first.map(_._2)
     assert(read.size == 8000 && read.toSet == records(0, 8000).map(_._2).toSet,
       s"read ${read.size} of 8000; last offset: ${lastOffset(checkpoint)}")
@@ -129,8 +129,8 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     val stream = freshStream(server, "source-limit", 2)
     put(server, stream, (0 until 600).map(i => s"k${i % 13}" -> s"r$i"))
     val batches = drain(stream, Files.createTempDirectory("kinesis-source").toString,
-      Map("maxRecordsPerTrigger" -> "100")).groupBy(_._1).view.mapValues(_.map(_._2)).toMap
-    assert(batches.values.forall(_.size <= 100), batches.view.mapValues(_.size).toMap)
+      Map("maxRecordsPerTrigger" -> "100")).groupBy(_._1).map { case (b, rs) => b -> rs.map(_._2) }
+    assert(batches.values.forall(_.size <= 100), batches.map { case (b, rs) => b -> rs.size })
     assert(batches.size >= 6)
     assert(batches.values.flatten.toSeq.sorted == (0 until 600).map(i => s"r$i").sorted)
   }

@@ -1,6 +1,6 @@
 package io.sparkkinesis.source
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -36,9 +36,9 @@ class PrefetchPlannerSuite extends AnyFunSuite {
   test("a budget is shared so that the parts add up to it exactly, the remainder rotating from round to round") {
     for (total <- Seq(0L, 1L, 7L, 10L, 1000L); n <- 1 to 7; round <- 0L to 8L)
       assert(TriggerBudget.split(Some(total), n, round).sum == total)
-    assert(TriggerBudget.split(Some(10), 3, 0) == Seq(4, 3, 3))
-    assert(TriggerBudget.split(Some(10), 3, 1) == Seq(3, 4, 3))
-    assert(TriggerBudget.split(Some(10), 3, 2) == Seq(3, 3, 4))
+    assert(TriggerBudget.split(Some(10L), 3, 0) == Seq(4, 3, 3))
+    assert(TriggerBudget.split(Some(10L), 3, 1) == Seq(3, 4, 3))
+    assert(TriggerBudget.split(Some(10L), 3, 2) == Seq(3, 3, 4))
     assert(TriggerBudget.split(None, 2, 5) == Seq(Long.MaxValue, Long.MaxValue))
   }
 

@@ -3,13 +3,14 @@ package io.sparkkinesis.testing
 import java.nio.charset.StandardCharsets
 import java.time.Duration
 
-import scala.jdk.CollectionConverters._
+import io.sparkkinesis.compat.CollectionConverters._
 
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
 
 import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig, KinesisClients}
+import io.sparkkinesis.compat.ScalaCompat._
 
 /** A record as read back from a stream. */
 final case class ReadRecord(
