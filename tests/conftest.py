@@ -16,6 +16,11 @@ os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "compat: also run by `make test-compat` under every supported PySpark line (3.5, the oldest 4.x)")
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
     from pyspark.sql import SparkSession

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import random
 import time
 
@@ -18,6 +19,7 @@ def _records(n: int, prefix: str):
     return [(f"{prefix}-{i}-" + "x" * rng.randint(10, 200), f"key-{rng.randint(0, 99)}") for i in range(n)]
 
 
+@pytest.mark.compat
 def test_reads_every_record_exactly_once_from_four_shards(spark, local_kinesis_server, stream_name):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 4)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import connector_options
 from harness import streams
 
@@ -10,6 +11,7 @@ from spark_kinesis import write_kinesis
 N = 10_000
 
 
+@pytest.mark.compat
 def test_every_written_row_lands_once(spark, local_kinesis_server, stream_name):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 4)

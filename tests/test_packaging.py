@@ -1,13 +1,18 @@
-"""The installed wheel: its jar relocates every bundled library and registers the data source."""
+"""The installed wheel: one jar per artifact of the cross-build, each relocating every bundled library,
+registering the data source and compiled for the oldest Java its Spark line runs on."""
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import spark_kinesis
+from spark_kinesis._jar import bundled_jars
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "io/sparkkinesis/"
@@ -17,11 +22,42 @@ BUNDLED = ("software/amazon/", "io/netty/", "com/fasterxml/jackson/", "org/react
            "org/apache/http/")
 # Libraries Spark provides; the jar must not carry them at all.
 PROVIDED = ("scala/", "org/apache/spark/", "org/slf4j/", "org/apache/log4j/", "org/apache/logging/")
+# The artifacts of the cross-build (docs/deploying.md) and the class-file major version each must carry: Java 17
+# (61) for Spark 4; Java 11 (55) for Spark 3.5, whose images still run Java 11, except with Scala 2.12, which
+# cannot write class files newer than Java 8's (52): those are compiled against Java 11's API (-release 11).
+ARTIFACTS = {"spark-kinesis-4.x_2.13": 61, "spark-kinesis-3.5_2.12": 52, "spark-kinesis-3.5_2.13": 55}
+JARS = [pytest.param(j.path, id=j.artifact) for j in bundled_jars()]
 
 
+@pytest.mark.compat
 def test_version_matches_the_repository():
     assert spark_kinesis.__version__ == (ROOT / "VERSION").read_text().strip()
-    assert Path(spark_kinesis.jar_path()).name == f"spark-kinesis_2.13-{spark_kinesis.__version__}.jar"
+    import pyspark
+
+    # PyPI's PySpark 3.5 runs Scala 2.12; every 4.x runs 2.13.
+    expected = "spark-kinesis-3.5_2.12" if pyspark.__version__.startswith("3.5.") else "spark-kinesis-4.x_2.13"
+    assert Path(spark_kinesis.jar_path()).name == f"{expected}-{spark_kinesis.__version__}.jar"
+
+
+def test_the_wheel_carries_every_artifact_of_the_cross_build():
+    found = {j.artifact: j for j in bundled_jars()}
+    assert sorted(found) == sorted(ARTIFACTS)
+    for artifact, jar in found.items():
+        assert Path(jar.path).name == f"{artifact}-{spark_kinesis.__version__}.jar"
+        assert jar.properties["version"] == spark_kinesis.__version__
+        assert artifact.endswith("_" + jar.scala)
+    assert found["spark-kinesis-4.x_2.13"].spark_versions == ("4.0", "4.1", "4.2", "4.3")
+    assert found["spark-kinesis-3.5_2.12"].spark_versions == ("3.5",)
+
+
+@pytest.mark.parametrize("path", JARS)
+def test_classes_target_the_oldest_java_of_their_spark_line(path):
+    artifact = Path(path).name.rsplit("-", 1)[0]
+    with zipfile.ZipFile(path) as jar:
+        ours = [n for n in jar.namelist() if n.startswith(PREFIX) and not n.startswith(SHADED) and n.endswith(".class")]
+        assert len(ours) > 100
+        majors = {struct.unpack(">HH", jar.read(n)[4:8])[1] for n in ours}
+    assert majors == {ARTIFACTS[artifact]}, f"{artifact}: class-file major versions {majors}"
 
 
 def test_jar_comes_from_the_installed_package_not_the_checkout():
@@ -29,8 +65,9 @@ def test_jar_comes_from_the_installed_package_not_the_checkout():
     assert "site-packages" in jar.parts, jar
 
 
-def test_every_bundled_class_is_relocated():
-    with zipfile.ZipFile(spark_kinesis.jar_path()) as jar:
+@pytest.mark.parametrize("path", JARS)
+def test_every_bundled_class_is_relocated(path):
+    with zipfile.ZipFile(path) as jar:
         names = jar.namelist()
     classes = [n for n in names if n.endswith(".class")]
     assert any(n.startswith(SHADED + "software/amazon/awssdk/services/kinesis/") for n in classes)
@@ -44,8 +81,9 @@ def test_every_bundled_class_is_relocated():
     assert all("io_sparkkinesis_shaded_" in n for n in natives), natives
 
 
-def test_services_are_kept_and_point_at_relocated_classes():
-    with zipfile.ZipFile(spark_kinesis.jar_path()) as jar:
+@pytest.mark.parametrize("path", JARS)
+def test_services_are_kept_and_point_at_relocated_classes(path):
+    with zipfile.ZipFile(path) as jar:
         names = set(jar.namelist())
         register = jar.read("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister").decode()
         assert register.split() == ["io.sparkkinesis.KinesisSourceProvider"]
@@ -58,7 +96,27 @@ def test_services_are_kept_and_point_at_relocated_classes():
     assert "META-INF/services/io.sparkkinesis.shaded.software.amazon.awssdk.http.async.SdkAsyncHttpService" in names
 
 
+@pytest.mark.compat
 def test_cli_prints_the_jar_path():
     out = subprocess.run([sys.executable, "-m", "spark_kinesis", "jar"], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == spark_kinesis.jar_path()
     assert Path(out.stdout.strip()).is_file()
+
+
+@pytest.mark.parametrize("spark, scala, artifact", [
+    ("3.5", "2.12", "spark-kinesis-3.5_2.12"), ("3.5.6", None, "spark-kinesis-3.5_2.12"),
+    ("3.5", "2.13", "spark-kinesis-3.5_2.13"), ("4.0.2", None, "spark-kinesis-4.x_2.13"),
+    ("4.3", "2.13", "spark-kinesis-4.x_2.13")])
+def test_cli_prints_the_jar_for_a_clusters_spark(spark, scala, artifact):
+    command = [sys.executable, "-m", "spark_kinesis", "jar", "--spark", spark] + (["--scala", scala] if scala else [])
+    out = subprocess.run(command, check=True, capture_output=True, text=True)
+    assert Path(out.stdout.strip()).name == f"{artifact}-{spark_kinesis.__version__}.jar"
+
+
+@pytest.mark.parametrize("spark, scala", [("3.4", "2.12"), ("4.0", "2.12"), ("4.4", None)])
+def test_cli_names_what_to_install_when_no_jar_fits(spark, scala):
+    command = [sys.executable, "-m", "spark_kinesis", "jar", "--spark", spark] + (["--scala", scala] if scala else [])
+    out = subprocess.run(command, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "[KINESIS_VERSION_MISMATCH]" in out.stderr and f"no jar for Spark {spark}" in out.stderr
+    assert "Spark 4.0-4.3 (Scala 2.13)" in out.stderr and "Spark 3.5 (Scala 2.12)" in out.stderr

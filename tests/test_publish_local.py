@@ -1,8 +1,10 @@
 """`bin/publish-local` writes a Maven-layout repository that `spark-submit --packages` resolves the connector from.
 
-The script publishes the built assembly jar into a temporary repository; spark-submit then resolves
-io.sparkkinesis:spark-kinesis_2.13:VERSION with `--packages` and `--repositories file://...` (the command in
-docs/deploying.md) and runs a tiny app that batch-reads a local stream through `format("kinesis")`.
+The script publishes every artifact's assembly jar into a temporary repository; spark-submit of the running
+PySpark then resolves the artifact for its Spark (io.sparkkinesis:spark-kinesis-4.x_2.13:VERSION on Spark 4,
+spark-kinesis-3.5_2.12 on PyPI's Spark 3.5) with `--packages` and `--repositories file://...` (the command in
+docs/deploying.md) and runs a tiny app that batch-reads a local stream through `format("kinesis")`. The
+compatibility runs (`make test-compat`) run it under each supported PySpark line.
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from conftest import connector_options
 from harness import streams
+from spark_kinesis._jar import find_jar
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()
-COORDINATE = f"io.sparkkinesis:spark-kinesis_2.13:{VERSION}"
-JAR = ROOT / "jvm" / "target" / "assembly" / f"spark-kinesis_2.13-{VERSION}.jar"
+ARTIFACTS = ("spark-kinesis-4.x_2.13", "spark-kinesis-3.5_2.12", "spark-kinesis-3.5_2.13")
+ARTIFACT = find_jar().artifact  # the one for the PySpark this test runs under
+COORDINATE = f"io.sparkkinesis:{ARTIFACT}:{VERSION}"
+JAR = ROOT / "jvm" / "target" / "assembly" / f"{ARTIFACT}-{VERSION}.jar"
 POM_NS = "{http://maven.apache.org/POM/4.0.0}"
 
 APP = '''
@@ -47,26 +54,28 @@ IVY_SETTINGS = '''<ivysettings>
 '''
 
 
+@pytest.mark.compat
 def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp_path):
     assert JAR.is_file(), f"{JAR} is missing: the jar is built by `make test` (or `make jar`) before pytest runs"
     repo = tmp_path / "maven-repo"
     published = subprocess.run([sys.executable, str(ROOT / "bin" / "publish-local"), str(repo)],
                                capture_output=True, text=True, timeout=120)
     assert published.returncode == 0, published.stderr
-    assert f"--packages {COORDINATE} --repositories {repo.resolve().as_uri()}" in published.stdout
-
-    folder = repo / "io" / "sparkkinesis" / "spark-kinesis_2.13" / VERSION
-    jar = folder / f"spark-kinesis_2.13-{VERSION}.jar"
-    pom = folder / f"spark-kinesis_2.13-{VERSION}.pom"
-    assert jar.read_bytes() == JAR.read_bytes()
-    for artifact in (jar, pom, repo / "io" / "sparkkinesis" / "spark-kinesis_2.13" / "maven-metadata.xml"):
-        for algorithm in ("md5", "sha1", "sha256", "sha512"):
-            checksum = Path(f"{artifact}.{algorithm}").read_text(encoding="ascii")
-            assert checksum == hashlib.new(algorithm, artifact.read_bytes()).hexdigest(), (artifact, algorithm)
-    project = ET.parse(pom).getroot()
-    assert [project.find(POM_NS + t).text for t in ("groupId", "artifactId", "version", "packaging")] == \
-        ["io.sparkkinesis", "spark-kinesis_2.13", VERSION, "jar"]
-    assert project.find(POM_NS + "dependencies") is None, "everything is shaded or provided: no dependencies"
+    for name in ARTIFACTS:
+        coordinate = f"io.sparkkinesis:{name}:{VERSION}"
+        assert f"--packages {coordinate} --repositories {repo.resolve().as_uri()}" in published.stdout
+        folder = repo / "io" / "sparkkinesis" / name / VERSION
+        jar = folder / f"{name}-{VERSION}.jar"
+        pom = folder / f"{name}-{VERSION}.pom"
+        assert jar.read_bytes() == (ROOT / "jvm" / "target" / "assembly" / f"{name}-{VERSION}.jar").read_bytes()
+        for artifact in (jar, pom, repo / "io" / "sparkkinesis" / name / "maven-metadata.xml"):
+            for algorithm in ("md5", "sha1", "sha256", "sha512"):
+                checksum = Path(f"{artifact}.{algorithm}").read_text(encoding="ascii")
+                assert checksum == hashlib.new(algorithm, artifact.read_bytes()).hexdigest(), (artifact, algorithm)
+        project = ET.parse(pom).getroot()
+        assert [project.find(POM_NS + t).text for t in ("groupId", "artifactId", "version", "packaging")] == \
+            ["io.sparkkinesis", name, VERSION, "jar"]
+        assert project.find(POM_NS + "dependencies") is None, "everything is shaded or provided: no dependencies"
 
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 2)
@@ -86,7 +95,7 @@ def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
 
     assert submit.returncode == 0, f"spark-submit failed:\n{submit.stdout}\n{submit.stderr[-4000:]}"
-    assert f"found io.sparkkinesis#spark-kinesis_2.13;{VERSION} in repo-1" in submit.stderr
+    assert f"found io.sparkkinesis#{ARTIFACT};{VERSION} in repo-1" in submit.stderr
     assert "COUNT=23" in submit.stdout.splitlines()
-    resolved = tmp_path / "ivy" / "jars" / f"io.sparkkinesis_spark-kinesis_2.13-{VERSION}.jar"
+    resolved = tmp_path / "ivy" / "jars" / f"io.sparkkinesis_{ARTIFACT}-{VERSION}.jar"
     assert resolved.read_bytes() == JAR.read_bytes()

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import boto3
+import pytest
 from botocore.config import Config
 
 from harness import streams
@@ -34,11 +35,11 @@ def readme_block(marker: str, text: str = "") -> str:
     return match.group(1)
 
 
-def _pinned_pyspark() -> str:
-    for line in (ROOT / "python" / "requirements-dev.txt").read_text(encoding="utf-8").splitlines():
-        if line.strip().startswith("pyspark=="):
-            return line.strip()
-    raise AssertionError("python/requirements-dev.txt pins no pyspark version")
+def _running_pyspark() -> str:
+    """The PySpark this test runs under: the project's pin, or a compatibility run's line (`make test-compat`)."""
+    import pyspark
+
+    return f"pyspark=={pyspark.__version__}"
 
 
 def _clean_env(venv: Path) -> dict:
@@ -70,6 +71,7 @@ def _recreate(kinesis, stream: str, shards: int) -> None:
     streams.create_stream(kinesis, stream, shards)
 
 
+@pytest.mark.compat
 def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
     readme = README.read_text(encoding="utf-8")
     pip_lines = [line for line in readme_block("quickstart-install", readme).splitlines()
@@ -95,8 +97,8 @@ def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
     _run([sys.executable, "-m", "venv", str(venv)])
     python = str(venv / "bin" / "python")
     env = _clean_env(venv)
-    # PySpark first, at the project's pinned version, so pip takes it from its cache; then the README's line.
-    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", _pinned_pyspark()], env=env)
+    # PySpark first, the version this test runs under, so pip takes it from its cache; then the README's line.
+    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", _running_pyspark()], env=env)
     _run(["bash", "-c", pip_lines[0]], cwd=ROOT, env=env)
     where = _run([python, "-c", "import spark_kinesis; print(spark_kinesis.__file__)"], cwd=tmp_path, env=env)
     assert where.stdout.strip().startswith(str(venv)), where.stdout
@@ -107,3 +109,5 @@ def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
 
     assert _shown_rows(result.stdout) and set(_shown_rows(result.stdout)) == written
     assert len(_shown_rows(result.stdout)) == len(written)
+    version = _run([python, "-c", "import pyspark; print(pyspark.__version__)"], cwd=tmp_path, env=env)
+    assert f"pyspark=={version.stdout.strip()}" == _running_pyspark(), "the README's line kept that PySpark"

@@ -364,6 +364,7 @@ def _summary(name: str, span: Dict[str, Tuple[int, int]], rows: List[Delivered],
 # 1 and 8: split mid-stream under continuous writes (kinesis-mock and kinesalite)
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.compat
 @pytest.mark.parametrize("kind", ["kinesis-mock", "kinesalite"])
 def test_split_mid_stream_under_continuous_writes(spark, request, kind, stream_name, tmp_path):
     server = _server(request, kind)

@@ -68,6 +68,7 @@ def test_limits_hold_for_mixed_sizes_and_every_row_lands_once(spark, fault_proxy
     assert max(len(r["data"]) + len(r["partition_key"]) for r in records) > MiB - 32
 
 
+@pytest.mark.compat
 def test_only_throttled_entries_are_retried_and_counted(spark, fault_proxy, stream_name):
     """Done 2 / S2: 20% of entries fail as throttled, at random."""
     create_stream(fault_proxy, stream_name, 2)
@@ -89,6 +90,7 @@ def test_only_throttled_entries_are_retried_and_counted(spark, fault_proxy, stre
     assert metrics["Kinesis PutRecords calls"] == len(fault_proxy.put_records_requests())
 
 
+@pytest.mark.compat
 def test_per_key_order_survives_partial_failures(spark, fault_proxy, stream_name):
     """Done 3 / S3: ordering=perKey, 30% of entries failed."""
     create_stream(fault_proxy, stream_name, 3)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import stream_reader as _reader
 from harness import streams
 from harness.waiting import wait_for
 
 
+@pytest.mark.compat
 def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_server, stream_name, tmp_path):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 4)
@@ -32,6 +34,7 @@ def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_serve
         query.stop()
 
 
+@pytest.mark.compat
 def test_max_bytes_per_trigger_bounds_every_batch(spark, kinesalite_server, stream_name, tmp_path):
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 2)

@@ -76,6 +76,7 @@ def base_config(server, stream: str, workdir: Path, **source: object) -> dict:
 # Done when 1: exactly-once across crashes
 
 
+@pytest.mark.compat
 def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_name, tmp_path, drivers):
     """SIGKILL the whole driver CRASH_KILLS times while a writer runs; the output holds every id once, in key order."""
     kinesis = streams.client(kinesalite_server)
