@@ -15,6 +15,8 @@ JAR := $(firstword $(JARS))
 # The PySpark versions `make test-compat` runs the compatibility tests (pytest -m compat) under, each in a
 # virtual environment of its own: the newest 3.5 (Scala 2.12, as PyPI builds it) and the oldest 4.x.
 COMPAT_PYSPARK := 3.5.9 4.0.0
+# The test files that hold compatibility tests (the others may import what only the default venv has).
+COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
 SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 SBT = SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
@@ -78,7 +80,7 @@ test-compat: $(WHEEL) servers compat-venvs
 	set -e; for v in $(COMPAT_PYSPARK); do \
 	  echo "== compatibility tests on PySpark $$v"; \
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
-	  $(VENV)-pyspark-$$v/bin/python -m pytest -m compat tests; \
+	  $(VENV)-pyspark-$$v/bin/python -m pytest -m compat $(COMPAT_TESTS); \
 	done
 
 # Static types of the Python package and the examples: mypy in strict mode (config in python/pyproject.toml).

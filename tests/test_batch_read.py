@@ -86,3 +86,18 @@ def test_empty_stream_reads_no_rows(spark, local_kinesis_server, stream_name):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 3)
     assert read_kinesis(spark, stream_name, **connector_options(local_kinesis_server)).count() == 0
+
+
+@pytest.mark.compat
+def test_the_provider_class_name_is_a_format_no_other_source_can_take(spark, kinesalite_server, stream_name):
+    """Where a platform registers a source of its own called `kinesis` (Databricks does), Spark cannot tell the two
+    apart by the short name; the provider's class name always names this connector (docs/deploying.md)."""
+    provider = "io.sparkkinesis.KinesisSourceProvider"
+    options = dict(connector_options(kinesalite_server), streamName=stream_name)
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    rows = [(f"row-{i}", f"key-{i % 5}") for i in range(40)]
+    df = spark.createDataFrame(rows, "data string, partitionKey string")
+    df.write.format(provider).options(**options).mode("append").save()
+    read = spark.read.format(provider).options(**options).load()
+    assert sorted((bytes(r.data).decode(), r.partitionKey) for r in read.collect()) == sorted(rows)

@@ -80,7 +80,9 @@ def await_query(query, seconds: float, who: str, timeout_code: int = 1, stop_fil
         print(f"{who}: the query failed: {e}", file=sys.stderr)
         code = 1
     finally:
-        progress = [json.loads(p.json) for p in query.recentProgress]
+        # PySpark 4 gives StreamingQueryProgress objects (with .json; in 4.0 a dict holding UUID objects);
+        # PySpark 3.5 gives plain dicts of JSON values.
+        progress = [json.loads(p.json) if hasattr(p, "json") else p for p in query.recentProgress]
         if query.isActive:
             query.stop()
     return code, progress
