@@ -16,6 +16,9 @@ object Versions {
  * @param fromPySpark compile against the jars of the PySpark distribution in the project's virtual environment
  *                    (the Spark the Python suites run), instead of Spark's artifacts from Maven Central
  * @param supports    the Spark minor versions this artifact is tested on (the compatibility table)
+ * @param unitSuitesOnly run only the Scala suites without a Spark session or a local server (those tagged
+ *                    `io.sparkkinesis.testing.Integration` are left out): for an artifact that differs from a
+ *                    fully tested one only in its Scala library
  */
 final case class SparkBuild(
     line: String,
@@ -23,7 +26,8 @@ final case class SparkBuild(
     scala: String,
     javaRelease: Int,
     fromPySpark: Boolean,
-    supports: Seq[String]) {
+    supports: Seq[String],
+    unitSuitesOnly: Boolean = false) {
   def scalaBinary: String = scala.split('.').take(2).mkString(".")
   def artifact: String = s"spark-kinesis-${line}_$scalaBinary"
   /** The sbt project's id: `spark4`, `spark35_212`, ... */
@@ -36,7 +40,8 @@ object SparkBuilds {
   /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
   val spark35Scala212 = SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"))
   /** Spark 3.5 built for Scala 2.13 (Spark's own 2.13 distribution, Databricks' 2.13 runtimes). */
-  val spark35Scala213 = SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"))
+  val spark35Scala213 =
+    SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"), unitSuitesOnly = true)
 
   val all: Seq[SparkBuild] = Seq(spark4, spark35Scala212, spark35Scala213)
 }

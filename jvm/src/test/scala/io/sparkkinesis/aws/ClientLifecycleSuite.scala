@@ -7,12 +7,13 @@ import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.testing.{LocalKinesisServers, SharedSparkSession, TestStreams}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession, TestStreams}
 
 /**
  * A long-lived application: 50 queries one after another, each with keys of its own (as rotating temporary
  * credentials give), write and read a stream. Clients, threads and sockets stay bounded.
  */
+@Integration
 class ClientLifecycleSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
 
   private def threads: Int = ManagementFactory.getThreadMXBean.getThreadCount

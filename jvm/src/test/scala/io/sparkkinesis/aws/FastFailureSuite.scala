@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import software.amazon.awssdk.core.exception.SdkClientException
 
 import io.sparkkinesis.errors.KinesisException
-import io.sparkkinesis.testing.{LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
@@ -14,6 +14,7 @@ import io.sparkkinesis.testing.TestStreams._
  * took 26 to 55 s) with [KINESIS_ENDPOINT_UNREACHABLE] naming the endpoint and the region; once an endpoint has
  * answered, connection failures are retried like any transient failure.
  */
+@Integration
 class FastFailureSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
 
   /** The bound; these failures take 3 to 8 s here (3 s of retries, then Spark's own work). */

@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparkkinesis.aws.KinesisClients
 import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.sink.SinkTestStreams._
-import io.sparkkinesis.testing.LocalKinesisServers
+import io.sparkkinesis.testing.{Integration, LocalKinesisServers}
 import io.sparkkinesis.testing.TestStreams
 import io.sparkkinesis.testing.TestStreams.{connection, readAll, syncClient}
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails
@@ -20,6 +20,7 @@ import software.amazon.awssdk.services.kinesis.model.{KinesisException => SdkKin
  * The writer against kinesalite through the fault-injecting client: limits, partial failures, ordering under
  * retries and fatal errors (issue 5, "Done when" 1 to 4; scenarios S1 to S4).
  */
+@Integration
 class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
   private val Mi = 1024 * 1024
 

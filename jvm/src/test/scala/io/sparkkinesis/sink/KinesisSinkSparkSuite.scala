@@ -3,10 +3,11 @@ package io.sparkkinesis.sink
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.errors.KinesisOptionException
-import io.sparkkinesis.testing.{LocalKinesisServers, SharedSparkSession, TestStreams}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession, TestStreams}
 import io.sparkkinesis.testing.TestStreams.readAll
 
 /** `df.write.format("kinesis")` end to end on kinesalite: column routing, keys, metrics, early errors. */
+@Integration
 class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
 
   private def server = kinesalite

@@ -2,10 +2,11 @@ package io.sparkkinesis.source
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.testing.{LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /** The connector writes rows and reads them back, on both local servers, from the JVM API. */
+@Integration
 class KinesisRoundTripSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
 
   for (kind <- Seq("kinesis-mock", "kinesalite")) {

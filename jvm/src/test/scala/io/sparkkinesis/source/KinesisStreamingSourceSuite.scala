@@ -14,13 +14,14 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.{FetchTaskSpec, PrefetchJob, ShardReport, SparkPrefetchJob}
-import io.sparkkinesis.testing.{LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
  * The streaming source from the JVM API (`spark.readStream.format("kinesis")`), on kinesalite: every record once
  * across a restart from the checkpoint, and read limits honoured batch by batch. The records are put with the SDK.
  */
+@Integration
 class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
   import KinesisStreamingSourceSuite._
 
