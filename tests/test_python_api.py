@@ -238,6 +238,10 @@ def test_a_session_without_the_jar_gets_a_clear_error():
     assert isinstance(found, errors.KinesisConnectorNotFoundError)
     assert "configure_spark_with_kinesis" in str(found) and "--jars" in str(found)
     assert from_exception(RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafka.")) is None
+    # The helpers name the provider's class (spark_kinesis.io.FORMAT); Spark names it back.
+    by_class = RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: "
+                            "io.sparkkinesis.KinesisSourceProvider. Make sure the provider name is correct.")
+    assert isinstance(from_exception(by_class), errors.KinesisConnectorNotFoundError)
 
 
 def test_configure_adds_the_jar_unless_the_server_is_remote():

@@ -82,18 +82,18 @@ def test_every_documented_error_is_triggered():
 # ---- setting up ----
 
 def test_kinesis_version_mismatch(monkeypatch):
-    """The PySpark a user installed is another minor version than the jar's Spark."""
+    """The PySpark a user installed is a Spark version no bundled jar serves."""
     import pyspark
     from pyspark.sql import SparkSession
 
     from spark_kinesis import configure_spark_with_kinesis
     from spark_kinesis.errors import KinesisVersionError
 
-    monkeypatch.setattr(pyspark, "__version__", "3.5.1")
+    monkeypatch.setattr(pyspark, "__version__", "3.4.1")
     with pytest.raises(KinesisVersionError) as info:
         configure_spark_with_kinesis(SparkSession.builder)
     assert info.value.condition == "KINESIS_VERSION_MISMATCH"
-    assert "PySpark 3.5.1 is installed" in str(info.value)
+    assert "has no jar for Spark 3.4.1" in str(info.value)
     assert_documented("KINESIS_VERSION_MISMATCH", [str(info.value)])
 
 

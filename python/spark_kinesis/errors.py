@@ -154,8 +154,9 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
 }
 
 _CONDITION = re.compile(r"\[(KINESIS_[A-Z_]+)\]\s*([^\n]*)")
-# Spark's own error when no data source answers to format("kinesis"): the jar is not on the classpath.
-_NO_DATA_SOURCE = re.compile(r"\[DATA_SOURCE_NOT_FOUND\][^\n]*\bkinesis\b")
+# Spark's own error when no data source answers to format("kinesis") or to the provider's class name (which the
+# helpers of spark_kinesis.io use): the jar is not on the classpath.
+_NO_DATA_SOURCE = re.compile(r"\[DATA_SOURCE_NOT_FOUND\][^\n]*(\bkinesis\b|io\.sparkkinesis\.KinesisSourceProvider)")
 
 CONNECTOR_NOT_FOUND_MESSAGE = (
     "[KINESIS_CONNECTOR_NOT_FOUND] The spark-kinesis connector jar is not on this Spark session's classpath. "

@@ -35,7 +35,9 @@ class InitialPosition:
     """The first record that arrived at or after the ``initialTimestamp`` option."""
 
 
-FORMAT = "kinesis"
+# The provider's class name rather than the short name "kinesis": on a platform that registers a Kinesis source
+# of its own (Databricks), the short name is ambiguous; the class name always finds this connector.
+FORMAT = "io.sparkkinesis.KinesisSourceProvider"
 
 StreamNames = Union[str, Iterable[str]]
 
