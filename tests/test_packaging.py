@@ -120,3 +120,21 @@ def test_cli_names_what_to_install_when_no_jar_fits(spark, scala):
     assert out.returncode == 2 and out.stdout == ""
     assert "[KINESIS_VERSION_MISMATCH]" in out.stderr and f"no jar for Spark {spark}" in out.stderr
     assert "Spark 4.0-4.3 (Scala 2.13)" in out.stderr and "Spark 3.5 (Scala 2.12)" in out.stderr
+
+
+@pytest.mark.parametrize("pyspark_version, scala_jar, artifact", [
+    ("3.5.2", "scala-library-2.13.8.jar", "spark-kinesis-3.5_2.13"),
+    ("3.5.2", "scala-library-2.12.18.jar", "spark-kinesis-3.5_2.12"),
+    ("3.5.2", None, "spark-kinesis-3.5_2.12"),
+    ("4.1.4", "scala-library-2.13.16.jar", "spark-kinesis-4.x_2.13")])
+def test_the_jar_follows_the_scala_of_the_spark_pyspark_starts(monkeypatch, tmp_path, pyspark_version, scala_jar,
+                                                                artifact):
+    """A Spark distribution named by SPARK_HOME decides the Scala version (Spark 3.5 comes in 2.12 and 2.13)."""
+    import pyspark
+
+    (tmp_path / "jars").mkdir()
+    if scala_jar:
+        (tmp_path / "jars" / scala_jar).write_bytes(b"")
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    monkeypatch.setattr(pyspark, "__version__", pyspark_version)
+    assert Path(spark_kinesis.jar_path()).name == f"{artifact}-{spark_kinesis.__version__}.jar"
