@@ -46,6 +46,9 @@ private[sparkkinesis] final class ShardBuffer(
   /** Whether a background read-ahead loop runs for this buffer (at most one does). */
   private var readingAhead = false
 
+  /** Read-ahead loops begun on this buffer over its life (tests check who starts them). */
+  private var readAheadLoops = 0L
+
   def bytes: Long = bytesHeld
 
   /** Whether the buffer holds records or its shard is behind its tip: it takes a share of `fetchBufferSize`. */
@@ -137,8 +140,14 @@ private[sparkkinesis] final class ShardBuffer(
 
   /** Claims the read-ahead loop for the caller; false when one already runs. */
   def startReadAhead(): Boolean = synchronized {
-    if (readingAhead) false else { readingAhead = true; true }
+    if (readingAhead) false else { readingAhead = true; readAheadLoops += 1; true }
   }
+
+  /** Whether a read-ahead loop runs for this buffer now. */
+  def readingAheadNow: Boolean = synchronized(readingAhead)
+
+  /** How many read-ahead loops have begun on this buffer. */
+  def readAheadStarts: Long = synchronized(readAheadLoops)
 
   /**
    * One background read if it is worth it, for [[ReadAhead]]: the shard is behind (its last page was full), has

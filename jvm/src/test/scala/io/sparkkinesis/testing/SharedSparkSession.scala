@@ -9,8 +9,11 @@ import org.scalatest.{BeforeAndAfterAll, Suite}
  */
 trait SharedSparkSession extends BeforeAndAfterAll { self: Suite =>
 
+  /** The master: two cores, and no task retries (`local[2,2]` would allow one retry of each task). */
+  protected def master: String = "local[2]"
+
   protected lazy val spark: SparkSession = SparkSession.builder()
-    .master("local[2]")
+    .master(master)
     .appName(getClass.getSimpleName)
     .config("spark.ui.enabled", "false")
     .config("spark.driver.host", "127.0.0.1")
