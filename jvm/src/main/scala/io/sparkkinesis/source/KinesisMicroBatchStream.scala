@@ -35,7 +35,6 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
-  private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
   private val metrics = new SourceMetrics
   private val quietWatch = new QuietWatch(options, quietAfterMillis)
@@ -96,7 +95,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     }
 
   private def checkNoStreamRemoved(offset: KinesisSourceOffset): Unit = {
-    val removed = offset.shards.keySet.map(_.stream).diff(streamsByName.keySet)
+    val removed = offset.shards.keySet.map(_.stream).diff(options.streamsByName.keySet)
     if (removed.nonEmpty) throw KinesisErrors.streamsChanged(removed.toSeq.sorted, options.streams.map(_.name))
   }
 
@@ -227,7 +226,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
     }
     ranges.map { case (k, fromPos, last) =>
       val first = if (ShardPosition.startsUntied(fromPos)) e.firsts.get(k) else None
-      KinesisMicroBatchInputPartition(sourceId, k, streamsByName(k.stream), fromPos, last, options.connection,
+      KinesisMicroBatchInputPartition(sourceId, k, options.streamsByName(k.stream), fromPos, last, options.connection,
         options.fetch, planner.location(k), first): InputPartition
     }.toArray
   }

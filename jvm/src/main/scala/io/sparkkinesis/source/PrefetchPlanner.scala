@@ -13,7 +13,6 @@ private[sparkkinesis] final class PrefetchPlanner(
     sourceId: String,
     options: SourceOptions,
     isClosed: ShardKey => Boolean = _ => false) {
-  private val streamsByName = options.streams.map(s => s.name -> s).toMap
   private var reports = Map.empty[ShardKey, ShardReport]
 
   /** Rounds planned so far; rotates which shards get the remainder of a budget. */
@@ -122,7 +121,7 @@ private[sparkkinesis] final class PrefetchPlanner(
   /** One task per group of shards (`shardsPerTask`), placed where their buffers live. */
   private def tasks(from: KinesisSourceOffset, budgets: Seq[(ShardKey, (Long, Long))]): Seq[FetchTaskSpec] = {
     val requests = budgets.map { case (k, (records, bytes)) =>
-      ShardFetchRequest(k, streamsByName(k.stream), from.shards(k), records, bytes)
+      ShardFetchRequest(k, options.streamsByName(k.stream), from.shards(k), records, bytes)
     }
     val byKey = requests.map(r => r.key -> r).toMap
     val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask, location,

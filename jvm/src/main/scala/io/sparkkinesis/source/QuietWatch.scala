@@ -66,7 +66,7 @@ private[sparkkinesis] final class QuietWatch(
       val fetcher = fetchers.get(key) match {
         case Some((opened, f)) if opened == at => f
         case _ =>
-          val f = ShardFetchers.open(options.connection, options.streams.find(_.name == key.stream).get, key.shardId,
+          val f = ShardFetchers.open(options.connection, options.streamsByName(key.stream), key.shardId,
             ShardPosition.resumeFrom(at)._1, options.fetch.copy(maxRecordsPerCall = 1))
           synchronized { fetchers = fetchers.updated(key, at -> f) }
           f

@@ -16,7 +16,11 @@ private[sparkkinesis] final case class SourceOptions(
     maxRecordsPerTrigger: Option[Long] = None,
     maxBytesPerTrigger: Option[Long] = None,
     shardDiscoveryMillis: Long = 10000L,
-    shardStarts: ShardStartPositions = ShardStartPositions.Empty)
+    shardStarts: ShardStartPositions = ShardStartPositions.Empty) {
+
+  /** The streams by name, built once for the stream, its planner and its quiet watch. */
+  lazy val streamsByName: Map[String, StreamRef] = streams.map(s => s.name -> s).toMap
+}
 
 private[sparkkinesis] object SourceOptions {
 
