@@ -11,7 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparkkinesis.aws.StreamRef
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.testing.{LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
@@ -20,6 +20,7 @@ import io.sparkkinesis.testing.TestStreams._
  * `local[2,2]` allows one retry). Only the first attempt may start a read-ahead loop on the shard's buffer; the
  * retried one cuts the same end from what is buffered and starts none.
  */
+@Integration
 class FetchRDDRetrySuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
   import FetchRDDRetrySuite._
 
