@@ -6,31 +6,29 @@ kinesalite stream of --shards shards, read through the fault proxy, which counts
 
 * each minute of --idle-minutes: the Spark jobs the application ran (from its status tracker), the GetRecords
   calls per shard, and the calls the driver made itself (the source's `driverGetRecordsCalls` metric);
-* then --samples times: wait until the query is quiet again, put one record, and time its way from the
-  PutRecords acknowledgement to foreachBatch.
+* then --samples times: wait until every shard is quiet again (the driver watches all of them: the source's
+  `quietShards` metric, in a progress reported after the last record arrived), put one record, and time its way
+  from the PutRecords acknowledgement to foreachBatch (`--trace`: with the Spark jobs on the way).
 
     make bench-idle            # or: .venv/bin/python bench/source/idle.py --shards 100 --idle-minutes 10 --plot
+    .venv/bin/python bench/source/idle.py --idle-minutes 0 --samples 5 --trace   # the samples alone, for development
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+import math
 import random
-import sys
 import tempfile
 import time
 import uuid
-from pathlib import Path
+from datetime import datetime
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from harness import local_kinesis, streams  # noqa: E402
-from harness.fault_proxy import FaultProxy  # noqa: E402
-
-OPTIONS = {"region": "us-east-1", "awsAccessKeyId": "bench", "awsSecretKey": "bench", "cborEnabled": "false"}
+from common import arrival_recorder, kinesalite, new_figure, read_stream, save_figure, spark_session, write_results
+from harness import streams  # common.py puts tests/ on the path
+from harness.waiting import wait_for
+from harness.fault_proxy import FaultProxy
 
 
 def job_count(spark) -> int:
@@ -39,20 +37,35 @@ def job_count(spark) -> int:
     return max(ids) + 1 if ids else 0
 
 
-def source_metrics(query) -> dict:
+def jobs_since(spark, since: float) -> list[dict]:
+    """The application's Spark jobs submitted at or after `since` (epoch seconds), oldest first: when each was
+    submitted and how long it took, relative to `since`, and its task count (from the driver's status store)."""
+    listed = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    out = []
+    for i in range(listed.size()):
+        job = listed.apply(i)
+        submitted = job.submissionTime().get().getTime() / 1000 if job.submissionTime().isDefined() else None
+        if submitted is None or submitted < since:
+            continue
+        done = job.completionTime().get().getTime() / 1000 if job.completionTime().isDefined() else None
+        out.append({"job": job.jobId(), "tasks": job.numTasks(), "atMs": round((submitted - since) * 1000),
+                    "tookMs": None if done is None else round((done - submitted) * 1000)})
+    return sorted(out, key=lambda j: j["job"])
+
+
+def source_metrics(query, after: float = 0.0) -> dict:
+    """The source's metrics in the query's last progress, if that trigger started after `after` (epoch s)."""
     progress = query.lastProgress
-    return progress["sources"][0]["metrics"] if progress and progress.get("sources") else {}
+    if not progress or not progress.get("sources"):
+        return {}
+    if datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp() <= after:
+        return {}
+    return progress["sources"][0]["metrics"]
 
 
-def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout} s waiting until {what}")
-        time.sleep(interval)
+def percentile(sorted_values: list, q: float):
+    """Nearest-rank percentile: of 10 values, p50 is the 5th and p99 the 10th (the largest)."""
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
 
 def main() -> None:
@@ -61,37 +74,20 @@ def main() -> None:
     parser.add_argument("--idle-minutes", type=int, default=10)
     parser.add_argument("--samples", type=int, default=10)
     parser.add_argument("--plot", action="store_true", help="write docs/img/source-idle.png")
+    parser.add_argument("--trace", action="store_true",
+                        help="with each sample, the Spark jobs from the acknowledgement to foreachBatch")
     args = parser.parse_args()
-    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    from spark_kinesis import configure_spark_with_kinesis
-
-    builder = (SparkSession.builder.master("local[2]").appName("idle-bench").config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.retainedJobs", "100000").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.memory", "2g"))
-    spark = configure_spark_with_kinesis(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session("idle-bench", {"spark.ui.retainedJobs": "100000", "spark.ui.showConsoleProgress": "false"})
     results: dict = {"shards": args.shards, "minutes": [], "firstRecord": []}
     arrived: dict = {}
 
-    def on_batch(batch, _batch_id):
-        now = time.time()
-        for row in batch.selectExpr("CAST(data AS STRING) AS id").collect():
-            arrived.setdefault(row.id, now)
-
-    with local_kinesis.start(local_kinesis.KINESALITE) as server, FaultProxy(server) as proxy:
-        kinesis = streams.client(server)
+    with kinesalite() as (server, kinesis), FaultProxy(server) as proxy:
         stream = f"bench-idle-{uuid.uuid4().hex[:8]}"
         streams.create_stream(kinesis, stream, args.shards)
-        df = (spark.readStream.format("kinesis")
-              .options(streamName=stream, endpointUrl=proxy.endpoint, initialPosition="trim_horizon", **OPTIONS)
-              .load())
+        df = read_stream(spark, stream, proxy.endpoint)
         with tempfile.TemporaryDirectory() as checkpoint:
-            query = df.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint).start()
-            wait_until(lambda: query.lastProgress is not None, 120, "the query's first progress")
+            query = df.writeStream.foreachBatch(arrival_recorder(arrived)).option("checkpointLocation", checkpoint).start()
+            wait_for(lambda: query.lastProgress is not None, 120, "the query's first progress")
             for minute in range(args.idle_minutes):
                 jobs, calls = job_count(spark), proxy.get_records_calls_by_stream().get(stream, 0)
                 driver = int(source_metrics(query).get("driverGetRecordsCalls", 0))
@@ -102,55 +98,49 @@ def main() -> None:
                        "driverCalls": int(source_metrics(query).get("driverGetRecordsCalls", 0)) - driver}
                 print(json.dumps(row), flush=True)
                 results["minutes"].append(row)
+            last_arrival = 0.0
             for sample in range(args.samples):
-                # Quiet again: the driver is looking for records (its call count grows).
-                seen = int(source_metrics(query).get("driverGetRecordsCalls", 0))
-                wait_until(lambda: int(source_metrics(query).get("driverGetRecordsCalls", 0)) > seen + args.shards,
-                           180, "the query is quiet again", interval=0.5)
+                # Quiet again: the driver watches every shard, the one with the last record included (a progress
+                # from before that record's batch would say so too, hence `after`).
+                wait_for(lambda: int(source_metrics(query, after=last_arrival).get("quietShards", 0)) == args.shards,
+                         180, "every shard is quiet again", interval=0.5)
                 time.sleep(random.uniform(0, 1))  # a random phase against the driver's one-second looks
                 record_id = f"first-{sample}"
                 streams.put_records(kinesis, stream, [(record_id, f"k{random.randrange(1 << 30)}")])
                 acked = time.time()
-                wait_until(lambda: record_id in arrived, 60, f"{record_id} reaches foreachBatch")
+                wait_for(lambda: record_id in arrived, 60, f"{record_id} reaches foreachBatch")
+                last_arrival = arrived[record_id]
                 row = {"sample": sample + 1, "millis": round((arrived[record_id] - acked) * 1000)}
+                if args.trace:
+                    row["jobs"] = jobs_since(spark, acked)
                 print(json.dumps(row), flush=True)
                 results["firstRecord"].append(row["millis"])
             query.stop()
     spark.stop()
     delays = sorted(results["firstRecord"])
     if delays:
-        results["firstRecordSummary"] = {"p50_ms": delays[len(delays) // 2], "max_ms": delays[-1]}
+        results["firstRecordSummary"] = {"samples": len(delays), "p50_ms": percentile(delays, 0.5),
+                                         "p99_ms": percentile(delays, 0.99), "max_ms": delays[-1]}
     quiet = [m for m in results["minutes"] if m["minute"] >= 2]
     if quiet:
         results["quietSummary"] = {"maxJobsPerMinute": max(m["sparkJobs"] for m in quiet),
                                    "maxGetRecordsPerShardPerMinute": max(m["getRecordsPerShard"] for m in quiet)}
     print(json.dumps({"summary": {k: v for k, v in results.items() if k.endswith("Summary")}}), flush=True)
-    out = ROOT / "build" / "bench-idle.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    write_results("bench-idle", results)
     if args.plot:
         plot(results)
 
 
 def plot(results: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     minutes = [m["minute"] for m in results["minutes"]]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = new_figure()
     ax.bar(minutes, [m["sparkJobs"] for m in results["minutes"]], 0.6, label="Spark jobs per minute")
     ax.plot(minutes, [m["getRecordsPerShard"] for m in results["minutes"]], "o-", color="tab:orange",
             label="GetRecords calls per shard per minute")
     ax.set_xlabel("minute of the idle run")
     ax.set_title(f"An idle query, {results['shards']} shards, kinesalite, local[2]")
     ax.legend()
-    fig.tight_layout()
-    target = ROOT / "docs" / "img" / "source-idle.png"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=120)
-    print(f"wrote {target}")
+    save_figure(fig, "source-idle")
 
 
 if __name__ == "__main__":

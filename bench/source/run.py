@@ -18,20 +18,14 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from harness import local_kinesis, streams  # noqa: E402
-from harness.fault_proxy import FaultProxy  # noqa: E402
-
-OPTIONS = {"region": "us-east-1", "awsAccessKeyId": "bench", "awsSecretKey": "bench", "cborEnabled": "false"}
+from common import arrival_recorder, kinesalite, new_figure, read_stream, save_figure, spark_session, write_results
+from harness import streams
+from harness.fault_proxy import FaultProxy
 
 
 def fill(kinesis, stream: str, records: int, size: int) -> None:
@@ -59,8 +53,7 @@ def plain(server, stream: str, records: int) -> float:
 
 
 def connector(spark, endpoint: str, stream: str, records: int) -> float:
-    df = (spark.readStream.format("kinesis")
-          .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+    df = read_stream(spark, stream, endpoint)
     with tempfile.TemporaryDirectory() as checkpoint:
         start = time.monotonic()
         query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
@@ -77,16 +70,9 @@ def latency(spark, kinesis, endpoint: str, rate: int, seconds: int) -> dict:
     streams.create_stream(kinesis, stream, 4)
     acked: dict = {}
     arrived: dict = {}
-
-    def on_batch(batch, _batch_id):
-        now = time.time()
-        for row in batch.selectExpr("CAST(data AS STRING) AS id").collect():
-            arrived.setdefault(row.id, now)
-
-    df = (spark.readStream.format("kinesis")
-          .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+    df = read_stream(spark, stream, endpoint)
     with tempfile.TemporaryDirectory() as checkpoint:
-        query = df.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint).start()
+        query = df.writeStream.foreachBatch(arrival_recorder(arrived)).option("checkpointLocation", checkpoint).start()
         time.sleep(5)  # let the query reach its steady state before the clock matters
         next_id = 0
         start = time.monotonic()
@@ -115,8 +101,7 @@ def idle_cost(spark, server, kinesis, seconds: int) -> dict:
     stream = f"bench-idle-{uuid.uuid4().hex[:8]}"
     streams.create_stream(kinesis, stream, 4)
     with FaultProxy(server) as proxy:
-        df = (spark.readStream.format("kinesis")
-              .options(streamName=stream, endpointUrl=proxy.endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+        df = read_stream(spark, stream, proxy.endpoint)
         with tempfile.TemporaryDirectory() as checkpoint:
             query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).start()
             time.sleep(5)
@@ -142,20 +127,9 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=int, default=60)
     parser.add_argument("--plot", action="store_true", help="write docs/img/source-throughput.png")
     args = parser.parse_args()
-    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    from spark_kinesis import configure_spark_with_kinesis
-
-    builder = (SparkSession.builder.master("local[2]").appName("source-bench").config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.driver.memory", "2g"))
-    spark = configure_spark_with_kinesis(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session("source-bench")
     results = {"throughput": [], "latency": None, "idle": None}
-    with local_kinesis.start(local_kinesis.KINESALITE) as server:
-        kinesis = streams.client(server)
+    with kinesalite() as (server, kinesis):
         for size in [int(s) for s in args.sizes.split(",")]:
             records = args.records if size <= 100 else args.records // 4
             stream = f"bench-{size}-{uuid.uuid4().hex[:8]}"
@@ -186,22 +160,15 @@ def main() -> None:
         results["idle"] = idle_cost(spark, server, kinesis, args.idle_seconds)
         print(json.dumps({"idle": results["idle"]}), flush=True)
     spark.stop()
-    out = ROOT / "build" / "bench-source.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    write_results("bench-source", results)
     if args.plot:
         plot(results)
 
 
 def plot(results: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     sizes = sorted({r["size"] for r in results["throughput"]})
     best = {(s, k): max(r[k] for r in results["throughput"] if r["size"] == s) for s in sizes for k in ("plain", "connector")}
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = new_figure()
     xs = range(len(sizes))
     ax.bar([x - 0.2 for x in xs], [best[(s, "plain")] for s in sizes], 0.4, label="plain SDK GetRecords loop")
     ax.bar([x + 0.2 for x in xs], [best[(s, "connector")] for s in sizes], 0.4, label="connector, AvailableNow → noop")
@@ -209,11 +176,7 @@ def plot(results: dict) -> None:
     ax.set_ylabel("records / s (best run)")
     ax.set_title("Source throughput, kinesalite, 4 shards, local[2]")
     ax.legend()
-    fig.tight_layout()
-    target = ROOT / "docs" / "img" / "source-throughput.png"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=120)
-    print(f"wrote {target}")
+    save_figure(fig, "source-throughput")
 
 
 if __name__ == "__main__":

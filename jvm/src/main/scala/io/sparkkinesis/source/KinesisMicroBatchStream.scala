@@ -170,19 +170,20 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   }
 
   /**
-   * `due` without the caught-up shards in which the driver, watching a quiet query, found nothing new: those are
-   * due again an `idleFetchPeriod` later, and a round that would only have polled them runs no Spark job.
+   * `due` without the quiet shards (caught up, no records for `quietAfterMillis`): the driver watches those itself
+   * and they are due again an `idleFetchPeriod` later; with the watched shards in which it found news. A round with
+   * nothing to visit runs no Spark job.
    */
-  private def watched(from: KinesisSourceOffset, due: Seq[ShardKey]): Seq[ShardKey] = {
-    val now = System.currentTimeMillis()
-    if (due.isEmpty || planner.availableNow || !quietWatch.quiet(now)) due
+  private def watched(from: KinesisSourceOffset, due: Seq[ShardKey]): Seq[ShardKey] =
+    if (planner.availableNow) due
     else {
-      val (idle, others) = due.partition(planner.caughtUpAt(_, from))
-      val woken = quietWatch.look(idle, from.shards).toSet
-      planner.postpone(idle.filterNot(woken), now + options.fetch.idlePeriodMillis)
-      others ++ idle.filter(woken)
+      val now = System.currentTimeMillis()
+      val (quiet, others) = due.partition(k => planner.caughtUpAt(k, from) && quietWatch.quiet(k, now))
+      quietWatch.watch(quiet.map(k => (k, from.shards(k), planner.nextDueMillis(k))), now)
+      planner.postpone(quiet, now + options.fetch.idlePeriodMillis)
+      val woken = quietWatch.woken().filter(k => from.shards.contains(k) && !others.contains(k))
+      others ++ woken
     }
-  }
 
   private def prefetch(
       from: KinesisSourceOffset,
@@ -196,9 +197,8 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
       first.map(r => again.getOrElse(r.key, r))
     }
     metrics.record(fresh)
-    if (fresh.exists(r => r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp)) {
-      quietWatch.news(System.currentTimeMillis())
-    }
+    val now = System.currentTimeMillis()
+    fresh.filter(r => r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp).foreach(r => quietWatch.news(r.key, now))
     val next = planner.absorb(from, fresh)
     if (next.shards == from.shards) from
     else next.pinningFirsts(from, k => fresh.find(_.key == k).flatMap(_.first).map(_.sequenceNumber))
@@ -243,7 +243,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
     metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o },
-      tracker.lostShards + rangeLoss.value, quietWatch.calls).asJava
+      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 

@@ -51,7 +51,10 @@ private[sparkkinesis] final class PrefetchPlanner(
     r.caughtUp && r.bufferedRecords == 0 && !r.shardEnded && r.end == offset.shards(key)
   }
 
-  /** The shards are not due before `untilMillis` (the driver looked at them itself). */
+  /** When the shard's latest report said it may be called again (0 before any report). */
+  def nextDueMillis(key: ShardKey): Long = reports.get(key).map(_.nextDueMillis).getOrElse(0L)
+
+  /** The shards are not due before `untilMillis` (the driver looks at them itself). */
   def postpone(keys: Seq[ShardKey], untilMillis: Long): Unit =
     keys.foreach(k => reports.get(k).foreach(r => reports = reports.updated(k, r.copy(nextDueMillis = untilMillis))))
 

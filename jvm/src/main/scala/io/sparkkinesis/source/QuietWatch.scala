@@ -1,10 +1,11 @@
 package io.sparkkinesis.source
 
-import java.util.concurrent.{ExecutorService, Executors, ThreadFactory, TimeUnit}
+import java.util.concurrent.{ConcurrentHashMap, RejectedExecutionException, ScheduledThreadPoolExecutor, ThreadFactory}
+import java.util.concurrent.{ThreadLocalRandom, TimeUnit}
 import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
 
-import scala.concurrent.{Await, ExecutionContext, Future}
-import scala.concurrent.duration.Duration
+import io.sparkkinesis.compat.CollectionConverters._
+
 import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
@@ -13,79 +14,130 @@ import io.sparkkinesis.fetching.{ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 
 /**
- * What a quiet query costs. While records flow, shards are read by prefetch rounds, each a small Spark job. Once no
- * round has found a record for `quietAfterMillis`, the driver looks for new records itself instead: one GetRecords
- * call of one record per shard, at the pace the executors would have polled (`idleFetchPeriod`), from where the
- * query stands. A quiet query then runs no Spark job at all; the first shard with news (a record, its end, or an
- * error for the executors to meet and report) wakes the rounds up again. The records the driver sees are not kept:
- * the round that follows reads them.
+ * What quiet shards cost. While records flow, shards are read by prefetch rounds, each a small Spark job. A shard
+ * in which no round has found a record for `quietAfterMillis`, caught up at its tip, is *quiet*: the driver looks
+ * for new records on it itself instead, in the background: one GetRecords call of one record, at the pace the
+ * executors would have polled it (`idleFetchPeriod`), from where the query stands. Rounds then visit only the
+ * shards that are not quiet, so a quiet query runs no Spark job at all, and a query with a few busy shards among
+ * many quiet ones runs rounds of the busy ones only. A quiet shard with news (a record, its end, or an error for
+ * the executors to meet and report) wakes up: the next round reads it, and it stays in the rounds until it is quiet
+ * again. The records the driver sees are not kept: the round reads them.
+ *
+ * The calls run on the watch's own threads, each shard on its own schedule, so a shard's news is taken up by the
+ * next `latestOffset` call without waiting for the looks at other shards. Only the stream execution thread calls
+ * [[quiet]], [[watch]], [[woken]] and [[news]].
  */
 private[sparkkinesis] final class QuietWatch(
     options: SourceOptions,
     quietAfterMillis: Long = QuietWatch.QuietAfterMillis)
   extends Logging {
-  private var lastNewsMillis = System.currentTimeMillis()
-  private var watching = false
-  // The driver's own fetchers, by shard, with the position each was opened at.
-  @volatile private var fetchers = Map.empty[ShardKey, (ShardPosition, ShardFetcher)]
-  private var pool: Option[ExecutorService] = None
+  // When a round last found something in each shard, or the shard was first asked about (stream thread only).
+  private var lastNews = Map.empty[ShardKey, Long]
+  @volatile private var closed = false
+  private val watches = new ConcurrentHashMap[ShardKey, Watch]()
   private val lookCalls = new AtomicLong()
+  private var scheduler: Option[ScheduledThreadPoolExecutor] = None
+
+  /** One shard being watched from `at`: its fetcher (opened on the first look) and whether it found news. */
+  private final class Watch(val key: ShardKey, val at: ShardPosition) {
+    @volatile var cancelled = false
+    @volatile var woke = false
+    var fetcher: ShardFetcher = _
+  }
 
   /** GetRecords calls the driver has made looking for records (the `driverGetRecordsCalls` metric). */
   def calls: Long = lookCalls.get()
 
-  /** A round found records (or shards not caught up): the query is not quiet. */
-  def news(nowMillis: Long): Unit = {
-    lastNewsMillis = nowMillis
-    if (watching) logInfo("Records again: prefetch rounds resume")
-    watching = false
-    fetchers = Map.empty
-  }
+  /** Shards the driver watches now (the `quietShards` metric). */
+  def watching: Int = watches.size
 
-  /** Whether the driver looks for records instead of running rounds. */
-  def quiet(nowMillis: Long): Boolean = {
-    if (!watching && nowMillis - lastNewsMillis >= quietAfterMillis) {
-      logInfo(s"No records for ${quietAfterMillis / 1000} s: the driver watches the shards, no prefetch jobs run")
-      watching = true
+  /** A round found records in the shard (or it is not caught up): it is not quiet, and no longer watched. */
+  def news(key: ShardKey, nowMillis: Long): Unit = {
+    lastNews = lastNews.updated(key, nowMillis)
+    Option(watches.remove(key)).foreach { w =>
+      w.cancelled = true
+      logDebug(s"Records again in $key: prefetch rounds read it")
     }
-    watching
   }
 
   /**
-   * The shards of `keys` with news after their positions in `offset`: records, their end, or a failure the
-   * executors should meet and report (the driver does not judge it). One call per shard, in parallel.
+   * Whether no round has found records in the shard for `quietAfterMillis`, counted from the first time it was
+   * asked about when no round has found any yet.
    */
-  def look(keys: Seq[ShardKey], offset: Map[ShardKey, ShardPosition]): Seq[ShardKey] = {
-    implicit val ec: ExecutionContext = ExecutionContext.fromExecutorService(threads())
-    val looks = keys.map(k => Future(k -> hasNews(k, offset(k))))
-    looks.map(f => Await.result(f, Duration.Inf)).collect { case (k, true) => k }
+  def quiet(key: ShardKey, nowMillis: Long): Boolean = lastNews.get(key) match {
+    case Some(last) => nowMillis - last >= quietAfterMillis
+    case None =>
+      lastNews = lastNews.updated(key, nowMillis)
+      false
   }
 
-  private def hasNews(key: ShardKey, at: ShardPosition): Boolean =
-    try {
-      val fetcher = fetchers.get(key) match {
-        case Some((opened, f)) if opened == at => f
-        case _ =>
-          val f = ShardFetchers.open(options.connection, options.streamsByName(key.stream), key.shardId,
-            ShardPosition.resumeFrom(at)._1, options.fetch.copy(maxRecordsPerCall = 1))
-          synchronized { fetchers = fetchers.updated(key, at -> f) }
-          f
+  /**
+   * Watches quiet shards from their positions in the offset, unless they are watched from there already. The first
+   * look at each is at its `dueMillis` (when a round would have called next) plus a random part of
+   * `idleFetchPeriod`, which spreads the calls of shards that went quiet together over the period.
+   */
+  def watch(shards: Seq[(ShardKey, ShardPosition, Long)], nowMillis: Long): Unit = {
+    val added = shards.filter { case (key, at, due) =>
+      Option(watches.get(key)) match {
+        case Some(w) if w.at == at => false
+        case old =>
+          old.foreach(_.cancelled = true)
+          val w = new Watch(key, at)
+          watches.put(key, w)
+          val jitter = ThreadLocalRandom.current().nextLong(math.max(1L, options.fetch.idlePeriodMillis))
+          schedule(w, math.max(0L, due - nowMillis) + jitter)
+          true
       }
-      fetcher.shardEnded || {
+    }
+    if (added.nonEmpty) {
+      val shards = if (added.size == 1) "1 shard" else s"${added.size} shards"
+      logInfo(s"No records for ${quietAfterMillis / 1000} s in $shards: the driver watches for new records " +
+        s"(${watches.size} shards in all); prefetch rounds visit the others")
+    }
+  }
+
+  /** The watched shards in which the driver found news since the last call; they are no longer watched. */
+  def woken(): Seq[ShardKey] = {
+    val found = watches.values().asScala.filter(_.woke).toSeq
+    found.foreach(w => watches.remove(w.key, w))
+    found.map(_.key).sortBy(k => (k.stream, k.shardId))
+  }
+
+  private def schedule(w: Watch, delayMillis: Long): Unit =
+    try threads().schedule(new Runnable { def run(): Unit = look(w) }, delayMillis, TimeUnit.MILLISECONDS)
+    catch { case _: RejectedExecutionException => () } // closed
+
+  private def look(w: Watch): Unit = if (!w.cancelled) {
+    if (hasNews(w)) w.woke = true
+    else if (!w.cancelled) schedule(w, options.fetch.idlePeriodMillis)
+  }
+
+  /**
+   * Whether the shard has news after where it is watched from: records, its end, or a failure the executors should
+   * meet and report (the driver does not judge it). One call of one record.
+   */
+  private def hasNews(w: Watch): Boolean =
+    try {
+      if (w.fetcher == null) {
+        w.fetcher = ShardFetchers.open(options.connection, options.streamsByName(w.key.stream), w.key.shardId,
+          ShardPosition.resumeFrom(w.at)._1, options.fetch.copy(maxRecordsPerCall = 1))
+      }
+      w.fetcher.shardEnded || {
         lookCalls.incrementAndGet()
-        val page = fetcher.fetch()
+        val page = w.fetcher.fetch()
         page.records.nonEmpty || page.shardEnded
       }
     } catch {
       case NonFatal(e) =>
-        logInfo(s"Looking for records on $key failed (${e.getClass.getSimpleName}); a prefetch round reads it")
+        logInfo(s"Looking for records on ${w.key} failed (${e.getClass.getSimpleName}); a prefetch round reads it")
         true
     }
 
-  private def threads(): ExecutorService = synchronized {
-    pool.getOrElse {
+  private def threads(): ScheduledThreadPoolExecutor = synchronized {
+    if (closed) throw new RejectedExecutionException("the quiet watch is closed")
+    scheduler.getOrElse {
       val count = new AtomicInteger()
-      val created = Executors.newFixedThreadPool(QuietWatch.Threads,
+      val created = new ScheduledThreadPoolExecutor(QuietWatch.Threads,
         new ThreadFactory {
           override def newThread(r: Runnable): Thread = {
             val t = new Thread(r, s"kinesis-quiet-watch-${count.incrementAndGet()}")
@@ -93,21 +145,23 @@ private[sparkkinesis] final class QuietWatch(
             t
           }
         })
-      pool = Some(created)
+      created.setRemoveOnCancelPolicy(true)
+      scheduler = Some(created)
       created
     }
   }
 
-  def close(): Unit = synchronized {
+  def close(): Unit = {
+    val pool = synchronized { closed = true; val p = scheduler; scheduler = None; p }
+    watches.values().asScala.foreach(_.cancelled = true)
+    watches.clear()
     pool.foreach { p => p.shutdownNow(); p.awaitTermination(10, TimeUnit.SECONDS) }
-    pool = None
-    fetchers = Map.empty
   }
 }
 
 private[sparkkinesis] object QuietWatch {
 
-  /** How long without records before the driver takes over looking for them. */
+  /** How long a shard goes without records before the driver takes over looking for them. */
   val QuietAfterMillis = 30000L
 
   /** Driver threads that make the calls (they wait on the network, not the CPU). */

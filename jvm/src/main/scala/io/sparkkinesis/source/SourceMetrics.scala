@@ -15,12 +15,13 @@ private[sparkkinesis] final class SourceMetrics {
   /**
    * `lostShards`: shards dropped unread to their end because retention removed them (see [[ShardTracker]]).
    * `driverCalls`: GetRecords calls the driver made looking for records while the query was quiet
-   * ([[QuietWatch]]). The `dataLoss` metric adds them to the trimmed-away positions the executors skipped (failOnDataLoss=false).
+   * ([[QuietWatch]]); `quietShards`: the shards it watches now. The `dataLoss` metric adds them to the trimmed-away positions the executors skipped (failOnDataLoss=false).
    */
   def snapshot(
       consumed: Option[KinesisSourceOffset],
       lostShards: Long = 0L,
-      driverCalls: Long = 0L): Map[String, String] = synchronized {
+      driverCalls: Long = 0L,
+      quietShards: Int = 0): Map[String, String] = synchronized {
     val open = consumed.map(_.shards.count(_._2 != ShardPosition.Ended)).getOrElse(latest.size)
     val closed = consumed.map(_.shards.count(_._2 == ShardPosition.Ended)).getOrElse(0)
     // Lag is about shards still being read: a closed shard's last answer says nothing about the stream's tip.
@@ -36,6 +37,7 @@ private[sparkkinesis] final class SourceMetrics {
       "closedShards" -> closed.toString,
       "getRecordsCalls" -> latest.values.map(_.getRecordsCalls).sum.toString,
       "driverGetRecordsCalls" -> driverCalls.toString,
+      "quietShards" -> quietShards.toString,
       "throttledCalls" -> latest.values.map(_.throttled).sum.toString,
       "dataLoss" -> (latest.values.map(_.dataLoss).sum + lostShards).toString)
   }

@@ -187,9 +187,11 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     put(server, stream, records(0, 30))
     spark.sparkContext
     val jobs = new AtomicInteger()
+    val visited = new ConcurrentLinkedQueue[Seq[ShardKey]]() // the shards of each round, in order
     val counting = new PrefetchJob {
       override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardReport] = {
         jobs.incrementAndGet()
+        visited.add(tasks.flatMap(_.shards.map(_.key)))
         SparkPrefetchJob.run(tasks)
       }
     }
@@ -198,15 +200,17 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString,
       counting, quietAfterMillis = 2000)
     try {
-      // Spark's trigger loop, without the batches: ask for the next offset again and again.
+      // Spark's trigger loop, without the batches: ask for the next offset again and again, 10 ms apart when
+      // nothing moved (Spark's spark.sql.streaming.pollingDelay).
       var offset = source.initialOffset().asInstanceOf[KinesisSourceOffset]
       def step(): Boolean = {
         val next = source.latestOffset(offset, source.getDefaultReadLimit).asInstanceOf[KinesisSourceOffset]
         val moved = next != offset
         offset = next
+        if (!moved) Thread.sleep(10)
         moved
       }
-      def driverCalls: Long = source.metrics(Optional.of(offset)).get("driverGetRecordsCalls").toLong
+      def metric(name: String): Long = source.metrics(Optional.of(offset)).get(name).toLong
       val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
       def until(what: String)(done: => Boolean): Unit =
         while (!done) {
@@ -214,16 +218,17 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
           step()
         }
 
-      until("the driver has looked at every shard")(driverCalls >= 3)
+      until("the driver watches every shard")(metric("quietShards") == 3)
       assert(offset.shards.values.map {
           case ShardPosition.After(_) => 1
           case _ => 0
         }.sum == 3, s"the 30 records are planned before the query goes quiet: $offset")
       val quietJobs = jobs.get()
       val quietOffset = offset
-      // Two more looks at each shard (an idleFetchPeriod apart) without a job, and nothing planned.
-      until("the driver has looked at every shard twice more")(driverCalls >= 9)
+      // Three looks at each shard (an idleFetchPeriod apart) without a job, and nothing planned.
+      until("the driver has looked at every shard three times")(metric("driverGetRecordsCalls") >= 9)
       assert(jobs.get() == quietJobs && offset == quietOffset)
+      assert(metric("quietShards") == 3)
 
       put(server, stream, Seq("late" -> "r-late"))
       val late = readAll(server, stream).find(_.text == "r-late").get
@@ -232,6 +237,13 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       val key = offset.shards.keys.find(_.shardId == late.shardId).get
       assert(offset.shards(key) == ShardPosition.After(RecordPosition(late.sequenceNumber, 0, lastInAggregate = true)))
       assert(offset.shards.filter(_._1 != key) == quietOffset.shards.filter(_._1 != key))
+      // The other shards stay quiet: the shard with the record is the only one the rounds visit, the first round
+      // after the quiet spell and the ones after it, while the driver goes on looking at the other two.
+      assert(metric("quietShards") == 2)
+      val calls = metric("driverGetRecordsCalls")
+      until("the driver has looked at the other shards twice more")(metric("driverGetRecordsCalls") >= calls + 4)
+      val rounds = visited.asScala.toSeq.drop(quietJobs)
+      assert(rounds.nonEmpty && rounds.forall(_ == Seq(key)), s"rounds after the quiet spell: $rounds")
     } finally source.stop()
   }
 }
