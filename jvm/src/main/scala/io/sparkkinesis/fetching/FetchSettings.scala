@@ -3,7 +3,9 @@ package io.sparkkinesis.fetching
 /**
  * How executors read a shard: the per-shard read budget (records per call, calls at least `minPeriodMillis`
  * apart, `idlePeriodMillis` after an empty answer at the tip, at most `maxBytesPerSecond`), the executor's buffer
- * bound and what trimmed records mean.
+ * bound and what trimmed records mean. `consumers`: the enhanced fan-out consumer ARN of each stream (by name) when
+ * the query reads with `consumerMode=efo`; the executors' prefetch buffers then read those streams by
+ * SubscribeToShard, while re-reads of planned ranges and the driver's own looks keep to GetRecords.
  */
 private[sparkkinesis] final case class FetchSettings(
     maxRecordsPerCall: Int,
@@ -11,4 +13,5 @@ private[sparkkinesis] final case class FetchSettings(
     idlePeriodMillis: Long = 1000L,
     maxBytesPerSecond: Long = 2L * 1024 * 1024,
     bufferBytes: Long = 256L * 1024 * 1024,
-    failOnDataLoss: Boolean = true)
+    failOnDataLoss: Boolean = true,
+    consumers: Map[String, String] = Map.empty)

@@ -1,6 +1,6 @@
 package io.sparkkinesis.source
 
-import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.aws.{AwsConnection, ConsumerSpec, StreamRef}
 import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetchSettings
@@ -16,7 +16,11 @@ private[sparkkinesis] final case class SourceOptions(
     maxRecordsPerTrigger: Option[Long] = None,
     maxBytesPerTrigger: Option[Long] = None,
     shardDiscoveryMillis: Long = 10000L,
-    shardStarts: ShardStartPositions = ShardStartPositions.Empty) {
+    shardStarts: ShardStartPositions = ShardStartPositions.Empty,
+    consumer: Option[ConsumerSpec] = None) {
+
+  /** Whether the query reads with enhanced fan-out (`consumerMode=efo`). */
+  def fanOut: Boolean = consumer.isDefined
 
   /** The streams by name, built once for the stream, its planner and its quiet watch. */
   lazy val streamsByName: Map[String, StreamRef] = streams.map(s => s.name -> s).toMap
