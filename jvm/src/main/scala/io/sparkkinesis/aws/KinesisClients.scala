@@ -53,12 +53,26 @@ private[sparkkinesis] object KinesisClients {
    */
   val ConnectTimeout: Duration = Duration.ofSeconds(3)
 
+  /** How long one call may take in all, unless a kind of client says otherwise. */
+  val CallTimeout: Duration = Duration.ofMinutes(2)
+
   /** How long a client that left the cache stays open for the calls already under way on it. */
   val CloseDelayMillis = 30000L
 
   private val syncClients = new ClientCache[AwsConnection, KinesisClient](MaxClients, CloseDelayMillis, buildSync)
   private val asyncClients =
     new ClientCache[(AwsConnection, Int), KinesisAsyncClient](MaxClients, CloseDelayMillis, buildAsync)
+  private val fanOutClients =
+    new ClientCache[AwsConnection, KinesisAsyncClient](MaxClients, CloseDelayMillis, buildFanOut)
+
+  /**
+   * How long one SubscribeToShard call may last: the service ends a subscription after 5 minutes, so the SDK's
+   * own call timeout (2 minutes for other calls) must not cut it first.
+   */
+  val SubscriptionTimeout: Duration = Duration.ofMinutes(6)
+
+  /** Subscriptions (HTTP/2 streams) one fan-out client may hold at once, over however many connections. */
+  val MaxSubscriptions = 10000
 
   private val cores = math.max(2, Runtime.getRuntime.availableProcessors())
 
@@ -95,11 +109,17 @@ private[sparkkinesis] object KinesisClients {
 
   def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient = asyncClients((conn, maxConcurrency))
 
+  /** The HTTP/2 client that enhanced fan-out subscriptions (SubscribeToShard) use, one per connection. */
+  def fanOut(conn: AwsConnection): KinesisAsyncClient = fanOutClients(conn)
+
   /** Lets the synchronous client of `conn` go (a query that used it stopped); others get a new one on request. */
   def retire(conn: AwsConnection): Unit = syncClients.retire(conn)
 
   /** Clients cached now: (sync, async). */
   def cached: (Int, Int) = (syncClients.size, asyncClients.size)
+
+  /** Fan-out clients cached now. */
+  def cachedFanOut: Int = fanOutClients.size
 
   private def buildSync(c: AwsConnection): ClientCache.Built[KinesisClient] =
     configured[KinesisClientBuilder, KinesisClient](c,
@@ -111,7 +131,7 @@ private[sparkkinesis] object KinesisClients {
     configured[KinesisAsyncClientBuilder, KinesisAsyncClient](key._1,
       KinesisAsyncClient.builder()
         // PutRecords over HTTP/1.1: HTTP/2 brings nothing to request/response calls, and plain-HTTP local
-        // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out will get its own HTTP/2 client.
+        // servers (kinesalite, LocalStack) do not speak h2c. Enhanced fan-out has its own HTTP/2 client.
         .httpClientBuilder(NettyNioAsyncHttpClient.builder()
             .eventLoopGroup(eventLoops)
             .protocol(Protocol.HTTP1_1)
@@ -121,12 +141,33 @@ private[sparkkinesis] object KinesisClients {
         .asyncConfiguration(ClientAsyncConfiguration.builder()
             .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build()))
 
+  /**
+   * SubscribeToShard needs HTTP/2: over TLS (ALPN) against AWS, with prior knowledge (h2c) against a plain-HTTP
+   * local endpoint. Each subscription is one HTTP/2 stream; events arrive at least every few seconds, so a read
+   * timeout of a minute only fires on a dead connection (the fetcher renews silent subscriptions sooner itself).
+   */
+  private def buildFanOut(c: AwsConnection): ClientCache.Built[KinesisAsyncClient] =
+    configured[KinesisAsyncClientBuilder, KinesisAsyncClient](c,
+      KinesisAsyncClient.builder()
+        .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+            .eventLoopGroup(eventLoops)
+            .protocol(Protocol.HTTP2)
+            .maxConcurrency(MaxSubscriptions)
+            .connectionTimeout(ConnectTimeout)
+            .readTimeout(Duration.ofSeconds(60)))
+        .asyncConfiguration(ClientAsyncConfiguration.builder()
+            .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build()),
+      callTimeout = SubscriptionTimeout)
+
   /** What every client of a connection has: region, credentials, the connector's overrides and the endpoint. */
-  private def configured[B <: AwsClientBuilder[B, C], C](c: AwsConnection, builder: B): ClientCache.Built[C] =
+  private def configured[B <: AwsClientBuilder[B, C], C](
+      c: AwsConnection,
+      builder: B,
+      callTimeout: Duration = CallTimeout): ClientCache.Built[C] =
     withCborSetting(c.cborEnabled) {
       SignerLogGuard()
       val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
-      builder.region(Region.of(c.region)).credentialsProvider(credentials).overrideConfiguration(overrides)
+      builder.region(Region.of(c.region)).credentialsProvider(credentials).overrideConfiguration(overrides(callTimeout))
       c.endpointUrl.foreach(u => builder.endpointOverride(URI.create(u)))
       ClientCache.Built(builder.build(), closeables)
     }
@@ -135,10 +176,10 @@ private[sparkkinesis] object KinesisClients {
    * The connector does all retrying itself (throttling, 5xx and I/O errors, with budgets, pacing and metrics it can
    * report), so the SDK makes exactly one attempt per call.
    */
-  private def overrides: ClientOverrideConfiguration =
+  private def overrides(callTimeout: Duration): ClientOverrideConfiguration =
     ClientOverrideConfiguration.builder()
       .retryStrategy(AwsRetryStrategy.doNotRetry())
-      .apiCallTimeout(Duration.ofMinutes(2))
+      .apiCallTimeout(callTimeout)
       .scheduledExecutorService(timers)
       .build()
 
@@ -184,5 +225,6 @@ private[sparkkinesis] object KinesisClients {
   def closeAll(): Unit = {
     syncClients.closeAll()
     asyncClients.closeAll()
+    fanOutClients.closeAll()
   }
 }

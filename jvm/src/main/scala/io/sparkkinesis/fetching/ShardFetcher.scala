@@ -2,7 +2,8 @@ package io.sparkkinesis.fetching
 
 /**
  * Reads one shard, in order, from where it was opened, on an executor. The seam where a way of reading plugs in:
- * [[PollingShardFetcher]] (GetRecords) today; [[ShardFetchers]] chooses and builds the one to use.
+ * [[PollingShardFetcher]] (GetRecords) and [[FanOutShardFetcher]] (enhanced fan-out, SubscribeToShard);
+ * [[ShardFetchers]] chooses and builds the one to use.
  */
 private[sparkkinesis] trait ShardFetcher {
 
@@ -27,4 +28,13 @@ private[sparkkinesis] trait ShardFetcher {
 
   /** Times this fetcher found its position trimmed away and went on from the trim horizon (failOnDataLoss=false). */
   def dataLoss: Long
+
+  /** Subscriptions renewed (enhanced fan-out): ended by the service, silent, or taken over, and opened again. */
+  def renewals: Long = 0L
+
+  /** Subscriptions that failed (enhanced fan-out) and were opened again after a pause. */
+  def subscribeFailures: Long = 0L
+
+  /** Lets go of what the fetcher holds open (a subscription); the fetcher is not used afterwards. */
+  def close(): Unit = ()
 }

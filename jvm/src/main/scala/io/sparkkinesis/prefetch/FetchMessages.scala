@@ -30,6 +30,7 @@ private[sparkkinesis] final case class FetchTaskSpec(
  * budget), how much that covers, what is buffered beyond it, and the shard's read state. `shardEnded`: the shard
  * is closed and its last record has been read; `end` becomes `Ended` in the round after every record is planned.
  * `first`: the first record the cut covers (pinned in the offset when the shard's range starts at trim horizon).
+ * `subscriptionsRenewed` and `subscriptionsFailed`: over the buffer's life, with enhanced fan-out (else 0).
  */
 private[sparkkinesis] final case class ShardReport(
     key: ShardKey,
@@ -47,4 +48,6 @@ private[sparkkinesis] final case class ShardReport(
     throttled: Long,
     dataLoss: Long,
     location: String,
-    first: Option[RecordPosition] = None)
+    first: Option[RecordPosition] = None,
+    subscriptionsRenewed: Long = 0L,
+    subscriptionsFailed: Long = 0L)

@@ -43,7 +43,7 @@ private[sparkkinesis] object PrefetchBuffers {
   def dropSources(sourceIds: Seq[String]): Unit = if (sourceIds.nonEmpty) {
     val gone = sourceIds.toSet
     buffers.entrySet().removeIf { e =>
-      val drop = gone.contains(e.getKey._1); if (drop) e.getValue.closed = true; drop
+      val drop = gone.contains(e.getKey._1); if (drop) e.getValue.close(); drop
     }
   }
 
@@ -54,7 +54,7 @@ private[sparkkinesis] object PrefetchBuffers {
     val now = System.currentTimeMillis()
     buffers.entrySet().removeIf { e =>
       val drop = now - e.getValue.lastUsed > IdleMillis
-      if (drop) e.getValue.closed = true
+      if (drop) e.getValue.close()
       drop
     }
   }

@@ -35,7 +35,32 @@ private[sparkkinesis] final class ShardBuffer(
   @volatile var lastUsed: Long = System.currentTimeMillis()
 
   /** Set when the registry drops the buffer (query stopped, or unused): read-ahead ends. */
-  @volatile var closed = false
+  @volatile private var closedFlag = false
+  def closed: Boolean = closedFlag
+
+  /** Drops the buffer for good: read-ahead ends, and the fetcher lets go of what it holds (a subscription). */
+  def close(): Unit = {
+    closedFlag = true
+    synchronized {
+      if (fetcher != null) retire(fetcher)
+      fetcher = null
+      records.clear(); bytesHeld = 0; payloadHeld = 0
+    }
+  }
+
+  // Counters of fetchers this buffer let go, so the buffer's totals do not go back.
+  private var retiredRenewals = 0L
+  private var retiredFailures = 0L
+
+  private def retire(f: ShardFetcher): Unit = {
+    retiredRenewals += f.renewals
+    retiredFailures += f.subscribeFailures
+    f.close()
+  }
+
+  /** Subscriptions renewed and failed (enhanced fan-out) over the buffer's life. */
+  def renewals: Long = synchronized(retiredRenewals + (if (fetcher == null) 0L else fetcher.renewals))
+  def subscribeFailures: Long = synchronized(retiredFailures + (if (fetcher == null) 0L else fetcher.subscribeFailures))
 
   /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
   private var dataLoss = 0L
@@ -70,7 +95,7 @@ private[sparkkinesis] final class ShardBuffer(
       case _ if base != null && from == lastPosition =>
         records.clear(); bytesHeld = 0; payloadHeld = 0; base = from
       case _ =>
-        if (fetcher != null) dataLoss += fetcher.dataLoss
+        if (fetcher != null) { dataLoss += fetcher.dataLoss; retire(fetcher) }
         records.clear(); bytesHeld = 0; payloadHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
     }
   }
@@ -203,7 +228,7 @@ private[sparkkinesis] final class ShardBuffer(
     ShardReport(key, end, n, size, beyond, beyondBytes, behind, aligned && caughtUp && n == records.size,
       fetcher != null && fetcher.shardEnded, pastCutoff, nextDue, calls, throttled,
       dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location,
-      if (n > 0) records.headOption.map(_.position) else None)
+      if (n > 0) records.headOption.map(_.position) else None, renewals, subscribeFailures)
   }
 
   /** A copy of the records in (from, to], if the buffer holds all of them. */

@@ -12,7 +12,10 @@ import io.sparkkinesis.compat.ScalaCompat._
 private[sparkkinesis] final class PrefetchPlanner(
     sourceId: String,
     options: SourceOptions,
-    isClosed: ShardKey => Boolean = _ => false) {
+    isClosed: ShardKey => Boolean = _ => false,
+    fetch: () => io.sparkkinesis.fetching.FetchSettings = null) {
+  // How executors read: the options' settings, with the query's fan-out consumers once the stream has them.
+  private def readSettings = if (fetch == null) options.fetch else fetch()
   private var reports = Map.empty[ShardKey, ShardReport]
 
   /** Rounds planned so far; rotates which shards get the remainder of a budget. */
@@ -130,7 +133,7 @@ private[sparkkinesis] final class PrefetchPlanner(
     val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask, location,
       (k: ShardKey) => reports.get(k).map(_.bytes).getOrElse(0L))
     groups.map { keys =>
-      FetchTaskSpec(sourceId, keys.map(byKey), options.connection, options.fetch, cutoff.map(_.millis),
+      FetchTaskSpec(sourceId, keys.map(byKey), options.connection, readSettings, cutoff.map(_.millis),
         location(keys.head))
     }
   }

@@ -15,13 +15,15 @@ private[sparkkinesis] final class SourceMetrics {
   /**
    * `lostShards`: shards dropped unread to their end because retention removed them (see [[ShardTracker]]).
    * `driverCalls`: GetRecords calls the driver made looking for records while the query was quiet
-   * ([[QuietWatch]]); `quietShards`: the shards it watches now. The `dataLoss` metric adds them to the trimmed-away positions the executors skipped (failOnDataLoss=false).
+   * ([[QuietWatch]]); `quietShards`: the shards it watches now. `consumers`: the enhanced fan-out consumers read
+   * with (`consumerMode=efo`), none when polling. The `dataLoss` metric adds them to the trimmed-away positions the executors skipped (failOnDataLoss=false).
    */
   def snapshot(
       consumed: Option[KinesisSourceOffset],
       lostShards: Long = 0L,
       driverCalls: Long = 0L,
-      quietShards: Int = 0): Map[String, String] = synchronized {
+      quietShards: Int = 0,
+      consumers: Seq[String] = Nil): Map[String, String] = synchronized {
     val open = consumed.map(_.shards.count(_._2 != ShardPosition.Ended)).getOrElse(latest.size)
     val closed = consumed.map(_.shards.count(_._2 == ShardPosition.Ended)).getOrElse(0)
     // Lag is about shards still being read: a closed shard's last answer says nothing about the stream's tip.
@@ -39,6 +41,10 @@ private[sparkkinesis] final class SourceMetrics {
       "driverGetRecordsCalls" -> driverCalls.toString,
       "quietShards" -> quietShards.toString,
       "throttledCalls" -> latest.values.map(_.throttled).sum.toString,
-      "dataLoss" -> (latest.values.map(_.dataLoss).sum + lostShards).toString)
+      "dataLoss" -> (latest.values.map(_.dataLoss).sum + lostShards).toString,
+      "consumerMode" -> (if (consumers.isEmpty) "polling" else "efo"),
+      "consumerName" -> consumers.distinct.mkString(","),
+      "subscriptionsRenewed" -> latest.values.map(_.subscriptionsRenewed).sum.toString,
+      "subscriptionsFailed" -> latest.values.map(_.subscriptionsFailed).sum.toString)
   }
 }
