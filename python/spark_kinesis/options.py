@@ -53,6 +53,11 @@ class KinesisOptions:
     MAX_BYTES_PER_TRIGGER: Final = "maxBytesPerTrigger"
     FAIL_ON_DATA_LOSS: Final = "failOnDataLoss"
     SHARD_DISCOVERY_INTERVAL: Final = "shardDiscoveryInterval"
+    CONSUMER_MODE: Final = "consumerMode"
+    CONSUMER_NAME: Final = "consumerName"
+    REQUIRE_CONSUMER_DEREGISTRATION: Final = "requireConsumerDeregistration"
+    REGISTERED_CONSUMER_ID: Final = "registeredConsumerId"
+    REGISTERED_CONSUMER_ID_TYPE: Final = "registeredConsumerIdType"
     MAX_RECORDS_PER_REQUEST: Final = "maxRecordsPerRequest"
     MAX_REQUEST_SIZE: Final = "maxRequestSize"
     MAX_RECORD_SIZE: Final = "maxRecordSize"
@@ -143,6 +148,21 @@ OPTIONS: Dict[str, OptionInfo] = {
     "shardDiscoveryInterval": OptionInfo(
         "shardDiscoveryInterval", "duration", "source", "10s", (), None, None, False,
         "a duration from 1s to 3600s such as 200ms, 5s or 2m"),
+    "consumerMode": OptionInfo(
+        "consumerMode", "enum", "source", "polling", ("polling", "efo"), None, None, False,
+        "one of polling, efo"),
+    "consumerName": OptionInfo(
+        "consumerName", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
+    "requireConsumerDeregistration": OptionInfo(
+        "requireConsumerDeregistration", "boolean", "source", "false", (), None, None, False,
+        "true or false"),
+    "registeredConsumerId": OptionInfo(
+        "registeredConsumerId", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
+    "registeredConsumerIdType": OptionInfo(
+        "registeredConsumerIdType", "enum", "source", "name", ("name", "arn"), None, None, False,
+        "one of name, arn"),
     "maxRecordsPerRequest": OptionInfo(
         "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
         "a whole number from 1 to 500"),

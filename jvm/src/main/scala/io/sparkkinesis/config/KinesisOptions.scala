@@ -97,6 +97,29 @@ private[sparkkinesis] object KinesisOptions {
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(1)), Some(Duration.ofSeconds(10)), Scope.Source, V0_1,
     "How often the driver lists shards (ListShards) to find shards created by resharding.", "Source")
 
+  // ---- enhanced fan-out ----
+  val ConsumerMode: OptionSpec[String] = OptionSpec("consumerMode", Choice(Seq("polling", "efo")), Some("polling"),
+    Scope.Source, V0_1,
+    "How streaming reads get records: `polling` (GetRecords, sharing each shard's 2 MB/s with other polling " +
+      "readers) or `efo` (enhanced fan-out: SubscribeToShard pushes records to a consumer registered for the " +
+      "stream, with its own 2 MB/s per shard). Batch reads always poll. See docs/source.md, \"Enhanced fan-out\".",
+    "Enhanced fan-out")
+  val ConsumerName: OptionSpec[String] = OptionSpec("consumerName", Text, None, Scope.Source, V0_1,
+    "The enhanced fan-out consumer to use, registered on each stream if missing. The default is derived from the " +
+      "query's checkpoint location, so a restart reuses the same consumer and another query gets its own.",
+    "Enhanced fan-out", defaultDoc = Some("spark-kinesis-<hash of the checkpoint>"))
+  val RequireConsumerDeregistration: OptionSpec[Boolean] = OptionSpec("requireConsumerDeregistration", Bool,
+    Some(false), Scope.Source, V0_1,
+    "Deregister the consumer when the query stops. Off by default: a restart reuses the registered consumer, and " +
+      "AWS charges for a consumer by the hour only while it is registered.", "Enhanced fan-out")
+  val RegisteredConsumerId: OptionSpec[String] = OptionSpec("registeredConsumerId", Text, None, Scope.Source, V0_1,
+    "A consumer someone else registered and manages, by name or by ARN (see `registeredConsumerIdType`); the " +
+      "connector never registers or deregisters it.", "Enhanced fan-out")
+  val RegisteredConsumerIdType: OptionSpec[String] = OptionSpec("registeredConsumerIdType",
+    Choice(Seq("name", "arn")), Some("name"), Scope.Source, V0_1,
+    "Whether `registeredConsumerId` is the consumer's name (looked up on every stream read) or its ARN (one " +
+      "stream only).", "Enhanced fan-out")
+
   // ---- sink ----
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
     Scope.Sink, V0_1, "Entries in one PutRecords call (the service maximum is 500).", "Sink")
@@ -145,6 +168,7 @@ private[sparkkinesis] object KinesisOptions {
     InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask,
     IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
+    ConsumerMode, ConsumerName, RequireConsumerDeregistration, RegisteredConsumerId, RegisteredConsumerIdType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation, AggregationMaxSize)
 

@@ -130,6 +130,27 @@ private[sparkkinesis] object KinesisErrors {
         "period. Set failOnDataLoss=false to continue from the oldest record still available (the loss is logged " +
         "and counted in the dataLoss metric).")
 
+  /** The stream has as many enhanced fan-out consumers as the service allows. */
+  def consumerLimit(stream: String, consumer: String, cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_CONSUMER_LIMIT",
+      s"Cannot register the enhanced fan-out consumer '$consumer' on stream '$stream': the stream has the most " +
+        "consumers it may have (20 by default). Deregister consumers no query uses (`aws kinesis " +
+        "list-stream-consumers` lists them), share one between queries with 'registeredConsumerId', or read with " +
+        s"consumerMode=polling. The service said: ${safeMessage(cause).take(300)}", cause)
+
+  /** A consumer named by 'registeredConsumerId' that the service does not know (or one deleted under a query). */
+  def consumerNotFound(consumer: String, stream: String, cause: Throwable): KinesisException =
+    new KinesisException("KINESIS_CONSUMER_NOT_FOUND",
+      s"The enhanced fan-out consumer $consumer of stream '$stream' does not exist. Check 'registeredConsumerId' " +
+        "and 'registeredConsumerIdType' (name or arn), or leave them out to let the connector register a consumer " +
+        "of its own; if the consumer was deregistered while the query ran, restart the query.", cause)
+
+  /** A consumer that did not become ACTIVE in time (registering, or one still being deregistered). */
+  def consumerNotActive(consumer: String, stream: String, status: String, seconds: Long): KinesisException =
+    new KinesisException("KINESIS_CONSUMER_NOT_ACTIVE",
+      s"The enhanced fan-out consumer '$consumer' of stream '$stream' was still $status after $seconds s. " +
+        "Check it with `aws kinesis describe-stream-consumer`, then start the query again.")
+
   def rangeUnavailable(shard: String, detail: String): KinesisException =
     new KinesisException("KINESIS_RANGE_UNAVAILABLE", s"Cannot re-read the planned records of $shard: $detail.")
 

@@ -9,7 +9,8 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
 
-import io.sparkkinesis.aws.{KinesisClients, RetryPolicy}
+import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, StreamConsumer, StreamConsumers}
+import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
@@ -35,9 +36,26 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
-  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed)
+  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed, () => readSettings)
   private val metrics = new SourceMetrics
   private val quietWatch = new QuietWatch(options, quietAfterMillis)
+
+  /** The enhanced fan-out consumers the query reads with (`consumerMode=efo`), once looked up or registered. */
+  @volatile private var consumers: Seq[StreamConsumer] = Nil
+
+  /**
+   * How prefetch rounds read: with `consumerMode=efo`, by the consumer of each stream, which the driver looks up
+   * (or registers, and waits for ACTIVE) before the first round; re-reads of planned ranges and the driver's own
+   * looks at quiet shards keep to GetRecords.
+   */
+  private lazy val readSettings: FetchSettings = options.consumer match {
+    case None => options.fetch
+    case Some(spec) =>
+      consumers = StreamConsumers.acquire(options.connection, options.streams, spec,
+        StreamConsumers.defaultName(checkpointLocation))
+      logInfo(s"Reading by enhanced fan-out as ${consumers.map(c => s"${c.name} (${c.stream})").mkString(", ")}")
+      options.fetch.copy(consumers = consumers.map(c => c.stream -> c.arn).toMap)
+  }
 
   /** Losses batch tasks met re-reading planned ranges from Kinesis (failOnDataLoss=false), for `dataLoss`. */
   private lazy val rangeLoss = SparkSession.active.sparkContext.longAccumulator("kinesis data loss in re-read ranges")
@@ -238,12 +256,13 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
   override def stop(): Unit = {
     quietWatch.close()
     prefetchJob.release(sourceId, planner.locations)
+    options.consumer.foreach(spec => StreamConsumers.release(options.connection, consumers, spec))
     KinesisClients.retire(options.connection)
   }
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
     metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o },
-      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching).asJava
+      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching, consumers.map(_.name)).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 

@@ -51,6 +51,55 @@ private[sparkkinesis] object SourceOptions {
       opts.get(O.MaxBytesPerTrigger),
       opts.getOrDefault(O.ShardDiscoveryInterval).toMillis,
       opts.get(O.InitialShardPositions).map(ShardStartPositions.parse(_, streams.map(_.name).toSet))
-        .getOrElse(ShardStartPositions.Empty))
+        .getOrElse(ShardStartPositions.Empty),
+      consumer(opts, streams))
+  }
+
+  private val ConsumerNamePattern = "[a-zA-Z0-9_.-]{1,128}".r
+  private val ConsumerArnPattern =
+    "arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/([a-zA-Z0-9_.-]+)/consumer/[a-zA-Z0-9_.-]+:[0-9]+".r
+
+  /** The enhanced fan-out consumer the options ask for: None for `consumerMode=polling`. */
+  private def consumer(opts: ParsedOptions, streams: Seq[StreamRef]): Option[ConsumerSpec] = {
+    val efoOnly =
+      Seq(O.ConsumerName, O.RequireConsumerDeregistration, O.RegisteredConsumerId, O.RegisteredConsumerIdType)
+    if (opts.getOrDefault(O.ConsumerMode) == "polling") {
+      efoOnly.find(opts.contains).foreach { o =>
+        throw KinesisErrors.conflictingOptions(
+          s"Option '${o.name}' is for enhanced fan-out: set consumerMode=efo too, or remove it.")
+      }
+      None
+    } else opts.get(O.RegisteredConsumerId) match {
+      case Some(id) =>
+        Seq(O.ConsumerName, O.RequireConsumerDeregistration).find(opts.contains).foreach { o =>
+          throw KinesisErrors.conflictingOptions(s"Option '${o.name}' is for a consumer the connector manages; " +
+            "'registeredConsumerId' names one someone else manages. Keep one of them.")
+        }
+        if (opts.getOrDefault(O.RegisteredConsumerIdType) == "arn") {
+          val stream = id match {
+            case ConsumerArnPattern(s) => s
+            case _ => throw KinesisErrors.invalidOptionValue(O.RegisteredConsumerId.name, id,
+                "a consumer ARN such as arn:aws:kinesis:us-east-1:123456789012:stream/orders/consumer/etl:1700000000 " +
+                  "(with registeredConsumerIdType=arn), or set registeredConsumerIdType=name")
+          }
+          if (streams.map(_.name) != Seq(stream))
+            throw KinesisErrors.conflictingOptions(s"The consumer ARN in 'registeredConsumerId' belongs to stream " +
+              s"'$stream', but 'streamName' names ${streams.map(r => s"'${r.name}'").mkString(", ")}. A consumer ARN " +
+              "serves one stream: read that stream alone, or give the consumer's name with registeredConsumerIdType=name.")
+          Some(ConsumerSpec.Registered(id, byArn = true))
+        } else Some(ConsumerSpec.Registered(validName(O.RegisteredConsumerId.name, id), byArn = false))
+      case None =>
+        if (opts.contains(O.RegisteredConsumerIdType))
+          throw KinesisErrors.conflictingOptions(
+            "Option 'registeredConsumerIdType' says how to read 'registeredConsumerId'; set that too, or remove it.")
+        Some(ConsumerSpec.Managed(opts.get(O.ConsumerName).map(validName(O.ConsumerName.name, _)),
+            opts.getOrDefault(O.RequireConsumerDeregistration)))
+    }
+  }
+
+  private def validName(option: String, name: String): String = name match {
+    case ConsumerNamePattern() => name
+    case _ => throw KinesisErrors.invalidOptionValue(option, name,
+        "a consumer name of 1 to 128 letters, digits, '_', '.' or '-', such as orders-etl")
   }
 }

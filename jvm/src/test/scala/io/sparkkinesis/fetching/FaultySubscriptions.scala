@@ -1,0 +1,126 @@
+package io.sparkkinesis.fetching
+
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+
+import io.sparkkinesis.compat.CollectionConverters._
+
+import org.reactivestreams.{Subscriber, Subscription}
+import software.amazon.awssdk.core.async.SdkPublisher
+import software.amazon.awssdk.services.kinesis.KinesisClient
+import software.amazon.awssdk.services.kinesis.model._
+
+/**
+ * A fault layer around real subscriptions (kinesis-mock's), for what that server cannot do itself:
+ *  - `signalShardEnd`: kinesis-mock never ends a closed shard's subscription. Here the first event with no records
+ *    on a shard that ListShards shows closed is replaced by the shard's last event as the service sends it (no
+ *    continuation sequence number, the child shards), and the subscription ends. On a closed shard, an event with
+ *    no records means every record before the end was delivered;
+ *  - `cutAfterEvents`: ends every subscription after that many events, as the service does after 5 minutes;
+ *  - `takeOverFirst`: the first subscription of each shard is refused with ResourceInUseException, as when another
+ *    reader of the same consumer holds the shard;
+ *  - `failAfterEvents`: the first subscription opened on each shard breaks with an I/O error after that many events.
+ * It forwards demand as it gets it and replaces events one for one, so it asks the server for nothing extra.
+ */
+final class FaultySubscriptions(
+    real: SubscriptionSource,
+    kinesis: KinesisClient,
+    streamName: String,
+    signalShardEnd: Boolean = false,
+    cutAfterEvents: Option[Int] = None,
+    takeOverFirst: Boolean = false,
+    failAfterEvents: Option[Int] = None) extends SubscriptionSource {
+
+  private val subscribedShards = ConcurrentHashMap.newKeySet[String]()
+  private val openedShards = ConcurrentHashMap.newKeySet[String]()
+  val subscribes = new AtomicInteger()
+  val endsSignalled = new AtomicInteger()
+  val cuts = new AtomicInteger()
+  val takeOvers = new AtomicInteger()
+  val breaks = new AtomicInteger()
+  private val lastClosedCheck = new ConcurrentHashMap[String, AtomicLong]()
+
+  override def subscribe(
+      request: SubscribeToShardRequest,
+      handler: SubscribeToShardResponseHandler): CompletableFuture[Void] = {
+    subscribes.incrementAndGet()
+    val first = subscribedShards.add(request.shardId())
+    if (first && takeOverFirst) {
+      takeOvers.incrementAndGet()
+      val e =
+        ResourceInUseException.builder().message(s"Another subscription holds ${request.shardId()} (fault)").build()
+      handler.exceptionOccurred(e)
+      val f = new CompletableFuture[Void]()
+      f.completeExceptionally(e)
+      f
+    } else {
+      val firstOpened = openedShards.add(request.shardId())
+      real.subscribe(request, new Relay(request.shardId(), handler, if (firstOpened) failAfterEvents else None))
+    }
+  }
+
+  /** The shard's children when ListShards shows it closed (checked at most twice a second per shard). */
+  private def children(shardId: String): Option[Seq[String]] = {
+    val last = lastClosedCheck.computeIfAbsent(shardId, _ => new AtomicLong(0L))
+    val now = System.currentTimeMillis()
+    if (now - last.get() < 500) None
+    else {
+      last.set(now)
+      val shards = kinesis.listShards(ListShardsRequest.builder().streamName(streamName).build()).shards().asScala
+      shards.find(_.shardId() == shardId).filter(s => s.sequenceNumberRange().endingSequenceNumber() != null).map { _ =>
+        shards.filter(s => s.parentShardId() == shardId || s.adjacentParentShardId() == shardId).map(_.shardId()).toSeq
+      }
+    }
+  }
+
+  private final class Relay(shardId: String, downstream: SubscribeToShardResponseHandler, breakAfter: Option[Int])
+    extends SubscribeToShardResponseHandler {
+    override def responseReceived(r: SubscribeToShardResponse): Unit = downstream.responseReceived(r)
+    override def exceptionOccurred(t: Throwable): Unit = downstream.exceptionOccurred(t)
+    override def complete(): Unit = downstream.complete()
+
+    override def onEventStream(upstream: SdkPublisher[SubscribeToShardEventStream]): Unit =
+      downstream.onEventStream(new SdkPublisher[SubscribeToShardEventStream] {
+        override def subscribe(s: Subscriber[_ >: SubscribeToShardEventStream]): Unit =
+          upstream.subscribe(new Subscriber[SubscribeToShardEventStream] {
+            private var up: Subscription = _
+            private var events = 0
+            @volatile private var over = false
+
+            override def onSubscribe(sub: Subscription): Unit = { up = sub; s.onSubscribe(sub) }
+
+            override def onNext(item: SubscribeToShardEventStream): Unit = if (!over) item match {
+              case e: SubscribeToShardEvent =>
+                events += 1
+                val ending = if (signalShardEnd && e.records().isEmpty) children(shardId) else None
+                ending match {
+                  case Some(kids) =>
+                    endsSignalled.incrementAndGet()
+                    s.onNext(e.toBuilder.continuationSequenceNumber(null).childShards(kids.map(k =>
+                          ChildShard.builder().shardId(k).parentShards(shardId).build()).asJava).build())
+                    finish(s, None)
+                  case None if breakAfter.exists(events > _) =>
+                    breaks.incrementAndGet()
+                    finish(s, Some(new java.io.IOException(s"connection reset in the middle of $shardId (fault)")))
+                  case None =>
+                    s.onNext(e)
+                    if (cutAfterEvents.exists(events >= _)) { cuts.incrementAndGet(); finish(s, None) }
+                }
+              case other => s.onNext(other)
+            }
+
+            private def finish(s: Subscriber[_ >: SubscribeToShardEventStream], error: Option[Throwable]): Unit = {
+              over = true
+              up.cancel()
+              error match {
+                case Some(e) => s.onError(e); downstream.exceptionOccurred(e)
+                case None => s.onComplete(); downstream.complete()
+              }
+            }
+
+            override def onError(t: Throwable): Unit = if (!over) s.onError(t)
+            override def onComplete(): Unit = if (!over) s.onComplete()
+          })
+      })
+  }
+}
