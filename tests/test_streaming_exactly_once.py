@@ -36,6 +36,7 @@ SEED = int(os.environ.get("SPARK_KINESIS_SEED", "20261122"))
 # Done-when 1: crash test.
 CRASH_RECORDS = 50_000 if LONG else 10_000
 CRASH_KILLS = 10 if LONG else 3
+EFO_CRASH_RECORDS = 20_000 if LONG else 5_000
 CRASH_WRITE_SECONDS = 75.0 if LONG else 15.0  # pure writing time of all records (paused between runs)
 SHARDS = 4
 KEYS = 32
@@ -79,15 +80,27 @@ def base_config(server, stream: str, workdir: Path, **source: object) -> dict:
 @pytest.mark.compat
 def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_name, tmp_path, drivers):
     """SIGKILL the whole driver CRASH_KILLS times while a writer runs; the output holds every id once, in key order."""
-    kinesis = streams.client(kinesalite_server)
+    crash_test(spark, kinesalite_server, stream_name, tmp_path, drivers, CRASH_RECORDS)
+
+
+def test_exactly_once_across_driver_crashes_efo(spark, kinesis_mock_server, stream_name, tmp_path, drivers):
+    """The same with enhanced fan-out (consumerMode=efo) on kinesis-mock, the local server that serves it: every
+    run of the driver subscribes again with the consumer named after the checkpoint."""
+    crash_test(spark, kinesis_mock_server, stream_name, tmp_path, drivers, EFO_CRASH_RECORDS, consumerMode="efo")
+
+
+def crash_test(spark, server, stream_name: str, tmp_path: Path, drivers, records: int, **source: object) -> None:
+    """CRASH_KILLS driver SIGKILLs while a writer puts `records` records, then a final AvailableNow run; checks
+    every id once, each row as written, per-key order and the batch sizes."""
+    kinesis = streams.client(server)
     streams.create_stream(kinesis, stream_name, SHARDS)
     rng = random.Random(SEED)
-    writer = Writer(streams.client(kinesalite_server), stream_name, keys=KEYS, seed=SEED, resend_failed=False)
-    config = base_config(kinesalite_server, stream_name, tmp_path, initialPosition="trim_horizon",
-                         maxRecordsPerTrigger=MAX_RECORDS_PER_TRIGGER)
+    writer = Writer(streams.client(server), stream_name, keys=KEYS, seed=SEED, resend_failed=False)
+    config = base_config(server, stream_name, tmp_path, initialPosition="trim_horizon",
+                         maxRecordsPerTrigger=MAX_RECORDS_PER_TRIGGER, **source)
     checkpoint, output = Path(config["checkpoint"]), Path(config["output"])
     offsets, commits = checkpoint / "offsets", checkpoint / "commits"
-    writer.start(CRASH_RECORDS, chunk=100, seconds=CRASH_WRITE_SECONDS, allowance=0)
+    writer.start(records, chunk=100, seconds=CRASH_WRITE_SECONDS, allowance=0)
     kills = []
 
     def state() -> str:
@@ -105,7 +118,7 @@ def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_nam
             committed_before = spark_log.last_batch(commits)
             d = drivers(f"run-{n}", STREAMING_DRIVER, dict(config, trigger={"processingTime": "500 milliseconds"}))
             d.await_started(DRIVER_START_TIMEOUT)
-            writer.allow((n + 1) * CRASH_RECORDS // CRASH_KILLS)
+            writer.allow((n + 1) * records // CRASH_KILLS)
             d.wait_until(lambda: spark_log.last_batch(commits) > committed_before, DRIVER_START_TIMEOUT,
                          f"a new committed batch in run {n}", context=state)
             if mid_batch:
@@ -120,7 +133,7 @@ def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_nam
             d.kill()
             kills.append({"run": n, "mid_batch_wanted": mid_batch, "offsets": spark_log.last_batch(offsets),
                           "commits": spark_log.last_batch(commits), "written": writer.written})
-        writer.allow(CRASH_RECORDS)
+        writer.allow(records)
         writer.join(timeout=CRASH_WRITE_SECONDS + 120)
         writer.check_own_order()
 
@@ -135,7 +148,7 @@ def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_nam
     assert any(k["mid_batch_wanted"] for k in in_flight), f"no kill hit a batch in flight: {kills}"
 
     rows = sink_rows(spark, output)
-    expect_ids((r["id"] for r in rows), range(CRASH_RECORDS))
+    expect_ids((r["id"] for r in rows), range(records))
 
     # Each row is the record the writer put there: same shard, sequence number, key and per-key seq.
     wrong = [(r["id"], (r["shardId"], r["sequenceNumber"], r["partitionKey"], r["seq"]), writer.acks[r["id"]])
@@ -147,7 +160,7 @@ def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_nam
 
     sizes = collections.Counter(r["batch"] for r in rows)
     assert max(sizes.values()) <= MAX_RECORDS_PER_TRIGGER, sizes
-    assert len(sizes) >= CRASH_RECORDS // MAX_RECORDS_PER_TRIGGER, f"only {len(sizes)} batches: {sizes}"
+    assert len(sizes) >= records // MAX_RECORDS_PER_TRIGGER, f"only {len(sizes)} batches: {sizes}"
 
 
 # --------------------------------------------------------------------------------------------------------------

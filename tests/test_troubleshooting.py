@@ -23,6 +23,7 @@ import pytest
 
 from conftest import connector_options, stream_reader
 from harness import streams
+from harness.waiting import wait_for
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -258,6 +259,47 @@ def test_kinesis_streams_changed(spark, kinesalite_server, stream_name, tmp_path
     error = _error(lambda: second.awaitTermination(120))
     assert f"'{other}'" in error
     assert_documented("KINESIS_STREAMS_CHANGED", [error])
+
+
+def _registered(kinesis, stream_arn: str, name: str) -> bool:
+    try:
+        kinesis.register_stream_consumer(StreamARN=stream_arn, ConsumerName=name)
+        return True
+    except kinesis.exceptions.LimitExceededException as e:
+        if "at the same time" in str(e):
+            return False
+        raise
+
+
+def _efo_query(spark, server, stream: str, checkpoint: str, **extra):
+    return (stream_reader(spark, server, stream, initialPosition="trim_horizon", consumerMode="efo", **extra)
+            .writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+
+
+def test_kinesis_consumer_limit(spark, kinesis_mock_server, stream_name, tmp_path):
+    """A stream that already has 20 consumers (kinesis-mock enforces the limit): an EFO query cannot register."""
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    arn = kinesis.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]["StreamARN"]
+    for i in range(20):  # kinesis-mock lets 5 be created at the same time, as AWS does: wait those out
+        wait_for(lambda: _registered(kinesis, arn, f"other-{i}"), 60, f"consumer other-{i} registered", interval=0.1)
+    query = _efo_query(spark, kinesis_mock_server, stream_name, str(tmp_path / "checkpoint"))
+    error = _error(lambda: query.awaitTermination(120))
+    assert f"stream '{stream_name}'" in error
+    assert_documented("KINESIS_CONSUMER_LIMIT", [error])
+
+
+def test_kinesis_consumer_not_found(spark, kinesis_mock_server, stream_name, tmp_path):
+    """registeredConsumerId names a consumer the stream does not have: the query fails without registering it."""
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 1)
+    query = _efo_query(spark, kinesis_mock_server, stream_name, str(tmp_path / "checkpoint"),
+                       registeredConsumerId="nobody-registered-me")
+    error = _error(lambda: query.awaitTermination(120))
+    assert "nobody-registered-me" in error
+    arn = kinesis.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]["StreamARN"]
+    assert kinesis.list_stream_consumers(StreamARN=arn)["Consumers"] == [], "a registered consumer is never created"
+    assert_documented("KINESIS_CONSUMER_NOT_FOUND", [error])
 
 
 def test_kinesis_invalid_offset(spark, kinesalite_server, stream_name, tmp_path):

@@ -46,6 +46,7 @@ __all__ = [
     "KinesisRecordRejectedError",
     "KinesisConnectorNotFoundError",
     "KinesisVersionError",
+    "KinesisConsumerError",
     "from_exception",
 ]
 
@@ -98,6 +99,12 @@ class KinesisStreamsChangedError(KinesisError):
     """A checkpoint read streams that the query's ``streamName`` no longer names."""
 
 
+class KinesisConsumerError(KinesisError):
+    """An enhanced fan-out consumer could not be used: the stream has the most consumers it may have
+    (``KINESIS_CONSUMER_LIMIT``), ``registeredConsumerId`` names none (``KINESIS_CONSUMER_NOT_FOUND``), or it did not
+    become ACTIVE in time (``KINESIS_CONSUMER_NOT_ACTIVE``)."""
+
+
 class KinesisRetriesExhaustedError(KinesisError):
     """A call kept failing (throttling, service errors) until the retry budget was spent."""
 
@@ -144,6 +151,9 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_OFFSET": KinesisInvalidOffsetError,
     "KINESIS_STREAMS_CHANGED": KinesisStreamsChangedError,
     "KINESIS_RETRIES_EXHAUSTED": KinesisRetriesExhaustedError,
+    "KINESIS_CONSUMER_LIMIT": KinesisConsumerError,
+    "KINESIS_CONSUMER_NOT_FOUND": KinesisConsumerError,
+    "KINESIS_CONSUMER_NOT_ACTIVE": KinesisConsumerError,
     "KINESIS_ENDPOINT_UNREACHABLE": KinesisEndpointUnreachableError,
     "KINESIS_SERVICE_ERROR": KinesisServiceError,
     "KINESIS_RECORD_TOO_LARGE": KinesisRecordTooLargeError,

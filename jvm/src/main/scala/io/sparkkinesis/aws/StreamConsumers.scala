@@ -45,7 +45,14 @@ private[sparkkinesis] object StreamConsumers extends Logging {
     streams.map { stream =>
       spec match {
         case ConsumerSpec.Registered(arn, true) =>
-          awaitActive(client, policy, stream, Left(arn), register = false)
+          // Looked up by its stream and name (both in the ARN), then checked to be that very consumer.
+          val name = arn.substring(arn.indexOf("/consumer/") + "/consumer/".length, arn.lastIndexOf(':'))
+          val found = awaitActive(client, policy, stream, Right((streamArn(client, policy, stream), name)),
+            register = false, label = arn)
+          if (found.arn != arn)
+            throw KinesisErrors.consumerNotFound(arn, stream.toString,
+              new IllegalStateException(s"the stream's consumer named '$name' is ${found.arn}"))
+          found
         case ConsumerSpec.Registered(name, false) =>
           awaitActive(client, policy, stream, Right((streamArn(client, policy, stream), name)), register = false)
         case ConsumerSpec.Managed(name, _) =>
@@ -58,10 +65,13 @@ private[sparkkinesis] object StreamConsumers extends Logging {
   def release(conn: AwsConnection, consumers: Seq[StreamConsumer], spec: ConsumerSpec): Unit = spec match {
     case ConsumerSpec.Managed(_, true) =>
       val client = KinesisClients.sync(conn)
+      val policy = RetryPolicy.Default.on(conn)
       consumers.foreach { c =>
         try {
-          RetryPolicy.Default.on(conn).call("DeregisterStreamConsumer", c.stream)(
-            client.deregisterStreamConsumer(DeregisterStreamConsumerRequest.builder().consumerARN(c.arn).build()))
+          // By the stream's ARN and the consumer's name (the ARN of the consumer would do as well on AWS).
+          val streamArn = c.arn.substring(0, c.arn.indexOf("/consumer/"))
+          policy.call("DeregisterStreamConsumer", c.stream)(client.deregisterStreamConsumer(
+              DeregisterStreamConsumerRequest.builder().streamARN(streamArn).consumerName(c.name).build()))
           logInfo(s"Deregistered the enhanced fan-out consumer ${c.name} of stream '${c.stream}'")
         } catch {
           case NonFatal(e) =>
@@ -86,8 +96,9 @@ private[sparkkinesis] object StreamConsumers extends Logging {
       policy: RetryPolicy,
       stream: StreamRef,
       id: Either[String, (String, String)],
-      register: Boolean): StreamConsumer = {
-    val label = id.fold(identity, _._2)
+      register: Boolean,
+      label: String = null): StreamConsumer = {
+    val named = Option(label).getOrElse(id.fold(identity, _._2))
     val started = System.currentTimeMillis()
     var attempt = 0
     var lastStatus = "missing"
@@ -99,10 +110,10 @@ private[sparkkinesis] object StreamConsumers extends Logging {
           // CREATING: wait; DELETING: wait until it is gone, then register it again (a fast restart).
           lastStatus = d.consumerStatusAsString().toLowerCase(Locale.ROOT)
           if (d.consumerStatus() == ConsumerStatus.DELETING && !register)
-            throw KinesisErrors.consumerNotFound(label, stream.toString,
+            throw KinesisErrors.consumerNotFound(named, stream.toString,
               new IllegalStateException(s"the consumer is being deregistered"))
         case None if !register =>
-          throw KinesisErrors.consumerNotFound(label, stream.toString,
+          throw KinesisErrors.consumerNotFound(named, stream.toString,
             new IllegalStateException("DescribeStreamConsumer: not found"))
         case None =>
           val (arn, name) = id.toOption.get
@@ -112,7 +123,7 @@ private[sparkkinesis] object StreamConsumers extends Logging {
       attempt += 1
       Thread.sleep(Pause.delayMillis(math.min(attempt, 4)))
     }
-    throw KinesisErrors.consumerNotActive(label, stream.toString, lastStatus, ActiveTimeoutMillis / 1000)
+    throw KinesisErrors.consumerNotActive(named, stream.toString, lastStatus, ActiveTimeoutMillis / 1000)
   }
 
   private def describe(
@@ -140,9 +151,18 @@ private[sparkkinesis] object StreamConsumers extends Logging {
       logInfo(s"Registered the enhanced fan-out consumer $name on stream '$stream'")
     } catch {
       case _: ResourceInUseException => // registered (or being deleted) meanwhile: the next look tells
-      case e: LimitExceededException if Option(e.getMessage).exists(_.toLowerCase(Locale.ROOT).contains("consumer")) =>
+      case e: LimitExceededException if tooManyConsumers(e) =>
         throw KinesisErrors.consumerLimit(stream.toString, name, e)
       case e: Throwable if Failure.of(e).retryable => // throttled or transient: the next look tries again
       case e: Throwable => throw Failure.toUserError(e, "RegisterStreamConsumer", stream.toString)
     }
+
+  /**
+   * Whether a LimitExceededException says the stream has the most consumers it may have, rather than that too
+   * many are being created at once or calls come too fast (both of which pass when tried again).
+   */
+  private def tooManyConsumers(e: LimitExceededException): Boolean = {
+    val m = Option(e.getMessage).getOrElse("").toLowerCase(Locale.ROOT)
+    m.contains("consumer") && !m.contains("at the same time") && !m.contains("rate")
+  }
 }

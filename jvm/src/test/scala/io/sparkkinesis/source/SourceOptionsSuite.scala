@@ -4,7 +4,7 @@ import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.aws.{CredentialsConfig, StreamRef}
+import io.sparkkinesis.aws.{ConsumerSpec, CredentialsConfig, StreamConsumers, StreamRef}
 import io.sparkkinesis.errors.KinesisOptionException
 import io.sparkkinesis.offsets.StartPosition
 
@@ -82,5 +82,46 @@ class SourceOptionsSuite extends AnyFunSuite {
           "initialShardPositions" -> """{"orders": {"shardId-000000000009": "1"}}""")).shardStarts
         .checkKnown(Set(io.sparkkinesis.offsets.ShardKey("orders", "shardId-000000000000")))).getMessage
     assert(unknown.contains("'orders/shardId-000000000009'") && unknown.contains("were not found"), unknown)
+  }
+
+  test("consumerMode: polling by default; efo with a managed consumer, named or named after the checkpoint") {
+    assert(parse(Map("streamName" -> "s")).consumer.isEmpty)
+    assert(parse(Map("streamName" -> "s", "consumerMode" -> "efo")).consumer ==
+      Some(ConsumerSpec.Managed(None, deregisterOnStop = false)))
+    assert(parse(Map("streamName" -> "a,b", "consumerMode" -> "efo", "consumerName" -> "orders-etl.v2",
+        "requireConsumerDeregistration" -> "true")).consumer ==
+      Some(ConsumerSpec.Managed(Some("orders-etl.v2"), deregisterOnStop = true)))
+    val one = StreamConsumers.defaultName("s3://bucket/checkpoints/orders/sources/0")
+    assert(one.matches("spark-kinesis-[0-9a-f]{16}"))
+    assert(one == StreamConsumers.defaultName("s3://bucket/checkpoints/orders/sources/0"), "stable across restarts")
+    assert(one != StreamConsumers.defaultName("s3://bucket/checkpoints/clicks/sources/0"), "another query, another")
+  }
+
+  test("a registered consumer by name, or by ARN for the one stream it belongs to") {
+    assert(parse(Map("streamName" -> "a,b", "consumerMode" -> "efo", "registeredConsumerId" -> "shared")).consumer ==
+      Some(ConsumerSpec.Registered("shared", byArn = false)))
+    val arn = "arn:aws:kinesis:us-east-1:123456789012:stream/orders/consumer/etl:1700000000"
+    assert(parse(Map("streamName" -> "orders", "consumerMode" -> "efo", "registeredConsumerId" -> arn,
+        "registeredConsumerIdType" -> "arn")).consumer == Some(ConsumerSpec.Registered(arn, byArn = true)))
+  }
+
+  test("fan-out options that cannot be used are refused, naming the options and what to do") {
+    def error(options: (String, String)*): String =
+      intercept[KinesisOptionException](parse(Map("streamName" -> "orders") ++ options)).getMessage
+    assert(error("consumerName" -> "x").contains("Option 'consumerName' is for enhanced fan-out: set consumerMode=efo"))
+    assert(error("consumerMode" -> "efo", "registeredConsumerId" -> "x", "consumerName" -> "y")
+        .contains("Option 'consumerName' is for a consumer the connector manages"))
+    assert(error("consumerMode" -> "efo", "registeredConsumerId" -> "x", "requireConsumerDeregistration" -> "true")
+        .contains("'requireConsumerDeregistration'"))
+    assert(error("consumerMode" -> "efo", "registeredConsumerIdType" -> "arn")
+        .contains("Option 'registeredConsumerIdType' says how to read 'registeredConsumerId'"))
+    assert(error("consumerMode" -> "efo", "consumerName" -> "has space")
+        .startsWith("[KINESIS_INVALID_OPTION_VALUE] Option 'consumerName' has the value 'has space'"))
+    assert(error("consumerMode" -> "efo", "registeredConsumerId" -> "etl", "registeredConsumerIdType" -> "arn")
+        .contains("a consumer ARN such as arn:aws:kinesis:"))
+    val arn = "arn:aws:kinesis:us-east-1:123456789012:stream/clicks/consumer/etl:1700000000"
+    assert(error("consumerMode" -> "efo", "registeredConsumerId" -> arn, "registeredConsumerIdType" -> "arn")
+        .contains("belongs to stream 'clicks', but 'streamName' names 'orders'"))
+    assert(error("consumerMode" -> "fanout").contains("Option 'consumerMode'"))
   }
 }
