@@ -346,3 +346,45 @@ def test_write_kinesis_skips_the_check_when_listing_shards_is_denied(spark, faul
     write_kinesis(rows, stream_name, **connector_options(fault_proxy))
     assert fault_proxy.calls("ListShards") == 1, "the check asked once and was denied"
     assert [r["data"] for r in landed(fault_proxy, stream_name)] == [b"d"]
+
+
+def test_enhanced_fan_out_arguments_in_snake_case():
+    options = normalize([("consumer_mode", "efo"), ("consumer_name", "orders-app"),
+                         ("require_consumer_deregistration", True)], "source")
+    assert options == {"consumerMode": "efo", "consumerName": "orders-app", "requireConsumerDeregistration": "true"}
+    options = normalize([("registered_consumer_id", "arn:aws:kinesis:eu-west-1:123456789012:stream/o/consumer/c:1"),
+                         ("registered_consumer_id_type", "arn")], "source")
+    assert options["registeredConsumerIdType"] == "arn"
+    with pytest.raises(KinesisOptionError) as err:
+        kinesis_stream(NoJvm(), "orders", consumer_mode="fanout")
+    assert "Option 'consumer_mode' has the value 'fanout'" in str(err.value)
+    with pytest.raises(KinesisOptionError) as err:
+        read_kinesis(NoJvm(), "orders", registered_consumer_id_type="id")
+    assert "Option 'registered_consumer_id_type' has the value 'id'" in str(err.value)
+
+
+def test_kinesis_stream_reads_through_enhanced_fan_out(spark, kinesis_mock_server, stream_name, tmp_path):
+    """kinesis_stream with EFO arguments in snake case: the query registers the consumer it was given, reads every
+    record through it, reports the mode and the consumer in its progress, and deregisters the consumer at stop."""
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    streams.put_records(kinesis, stream_name, [(f"r{i}", f"k{i}") for i in range(200)])
+    arn = kinesis.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]["StreamARN"]
+    consumer = f"{stream_name}-app"
+    df = kinesis_stream(spark, stream_name, initial_position="trim_horizon", consumer_mode="efo",
+                        consumer_name=consumer, require_consumer_deregistration=True,
+                        **connector_options(kinesis_mock_server))
+    query = (df.selectExpr("CAST(data AS STRING) AS data").writeStream.format("memory").queryName(
+        stream_name.replace("-", "_")).option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True).start())
+    try:
+        assert query.awaitTermination(180), "the AvailableNow query did not end in 180 s"
+        rows = spark.sql(f"SELECT data FROM {stream_name.replace('-', '_')}").collect()
+        assert sorted(r.data for r in rows) == sorted(f"r{i}" for i in range(200))
+        metrics = [p["sources"][0]["metrics"] for p in query.recentProgress if p["numInputRows"] > 0]
+        assert metrics and all(m["consumerMode"] == "efo" and m["consumerName"] == consumer for m in metrics), metrics
+    finally:
+        query.stop()
+    left = [c for c in kinesis.list_stream_consumers(StreamARN=arn)["Consumers"]
+            if c["ConsumerName"] == consumer and c["ConsumerStatus"] != "DELETING"]
+    assert left == [], f"the consumer is still registered after the stop: {left}"

@@ -27,9 +27,15 @@ import io.sparkkinesis.offsets.StartPosition
  *  - at most one SubscribeToShard per second per shard, as the service allows;
  *  - a subscription taken over by another (ResourceInUseException), throttled, or failed in the middle (an I/O
  *    error, a 5xx) is opened again after a backoff, from the same place; `maxFailures` failures in a row without an
- *    event fail the read with [KINESIS_RETRIES_EXHAUSTED];
- *  - a subscription that stays open but delivers no event for `silenceMillis` (the service sends one every few
- *    seconds even when there are no records) is cancelled and opened again;
+ *    event fail the read with [KINESIS_RETRIES_EXHAUSTED]. ResourceInUse is not counted there: a subscription
+ *    lives at most 5 minutes, so one still held by another after `inUseLimitMillis` is a second live reader with
+ *    the same consumer, named in the failure;
+ *  - while the last attempt failed (until the next event), the shard is read with GetRecords through `fallback`,
+ *    from the last record handed out, so a shard is never stuck waiting for a subscription (records the next
+ *    subscription sends again are dropped, as after any renewal);
+ *  - a subscription that stays open but delivers no event for `silenceMillis` while events are asked for (the
+ *    service sends one every few seconds even when there are no records) is cancelled and opened again; a full
+ *    queue asks for nothing, and its quiet is not silence;
  *  - the shard ends with the event that has no continuation sequence number (the one carrying its child shards),
  *    once every record before it has been handed out: the children are then read after the parent.
  *
@@ -52,6 +58,8 @@ private[sparkkinesis] final class FanOutShardFetcher(
     failOnDataLoss: Boolean = true,
     silenceMillis: Long = FanOutShardFetcher.SilenceMillis,
     maxFailures: Int = FanOutShardFetcher.MaxFailures,
+    inUseLimitMillis: Long = FanOutShardFetcher.InUseLimitMillis,
+    fallback: Option[StartPosition => ShardFetcher] = None,
     queuedEvents: Int = FanOutShardFetcher.QueuedEvents,
     backoff: Backoff = Backoff(baseMillis = 1000, capMillis = 10000),
     clock: () => Long = () => System.currentTimeMillis(),
@@ -62,6 +70,7 @@ private[sparkkinesis] final class FanOutShardFetcher(
   private final class Sub(val number: Long, val openedAt: Long) {
     var subscription: Subscription = _
     var lastEventAt: Long = openedAt
+    var askedAt: Long = openedAt
     var requested = 0L
     var events = 0L
   }
@@ -77,7 +86,11 @@ private[sparkkinesis] final class FanOutShardFetcher(
   private var behind: Option[Long] = None
   private var nextSubscribeAt = Long.MinValue
   private var lastSubscribeAt = Long.MinValue
-  private var failuresInARow = 0
+  private var failuresInARow = 0 // every failed attempt since the last event: backoff and the fallback
+  private var hardFailuresInARow = 0 // the same without ResourceInUse: the limit
+  private var inUseSince: Option[Long] = None
+  private var polling: Option[ShardFetcher] = None
+  private var pollCalls = 0L
   private var fatal: Option[Throwable] = None
   private var closed = false
   private var subscribeCalls = 0L
@@ -91,7 +104,7 @@ private[sparkkinesis] final class FanOutShardFetcher(
         catch { case NonFatal(e) => logWarning(s"Fan-out upkeep of shard $shardId failed: $e") },
       TickMillis, TickMillis, TimeUnit.MILLISECONDS))
 
-  override def calls: Long = synchronized(subscribeCalls)
+  override def calls: Long = synchronized(subscribeCalls + pollCalls)
   override def throttled: Long = synchronized(throttledCount)
   override def dataLoss: Long = synchronized(dataLossCount)
   override def renewals: Long = synchronized(renewed)
@@ -104,6 +117,10 @@ private[sparkkinesis] final class FanOutShardFetcher(
   override def fetch(patient: Boolean): FetchedPage = {
     require(!shardEnded, s"shard $shardId of $stream has ended")
     maintain()
+    pollWhileUnsubscribed(patient).getOrElse(fromQueue())
+  }
+
+  private def fromQueue(): FetchedPage = {
     val (page, more) = synchronized {
       fatal.foreach(e => throw e)
       val records = Vector.newBuilder[Record]
@@ -128,11 +145,52 @@ private[sparkkinesis] final class FanOutShardFetcher(
     page
   }
 
+  /**
+   * A page read with GetRecords while subscribing fails (from the last attempt's failure until the next event), or
+   * None when the queue serves. The polling fetcher starts after the last record handed out and is let go once an
+   * event arrives.
+   */
+  private def pollWhileUnsubscribed(patient: Boolean): Option[FetchedPage] = {
+    val poller = synchronized {
+      fatal.foreach(e => throw e)
+      if (fallback.isEmpty || failuresInARow == 0 || queue.nonEmpty || endQueued || closed) None
+      else {
+        if (polling.isEmpty) {
+          val from = lastSequence.map(StartPosition.AfterSequence(_)).getOrElse(resumeFrom)
+          logInfo(s"Reading shard $shardId of stream '$stream' with GetRecords ${describe(from)} until a fan-out " +
+            "subscription delivers again")
+          polling = fallback.map(_(from))
+        }
+        polling
+      }
+    }
+    poller.map { p =>
+      val (calls0, throttled0, loss0) = (p.calls, p.throttled, p.dataLoss)
+      val page = p.fetch(patient)
+      synchronized {
+        pollCalls += p.calls - calls0
+        throttledCount += p.throttled - throttled0
+        dataLossCount += p.dataLoss - loss0
+        val fresh = page.records.filter(r => lastSequence.forall(s => BigInt(r.sequenceNumber()) > BigInt(s)))
+        fresh.lastOption.foreach { r =>
+          lastSequence = Some(r.sequenceNumber())
+          resumeFrom = StartPosition.AfterSequence(r.sequenceNumber())
+        }
+        behind = Some(page.millisBehindLatest)
+        if (page.shardEnded) { endQueued = true; ended = true }
+        FetchedPage(fresh, page.millisBehindLatest, ended)
+      }
+    }
+  }
+
   /** The subscription to ask for `n` more events, when the queue has room for events not yet asked for. */
   private def demand(): Option[(Subscription, Long)] = current.filter(_.subscription != null).flatMap { s =>
     val room = queuedEvents - queue.size - s.requested
-    if (room > 0) { s.requested += room; Some((s.subscription, room)) }
-    else None
+    if (room > 0) {
+      if (s.requested == 0) s.askedAt = clock()
+      s.requested += room
+      Some((s.subscription, room))
+    } else None
   }
 
   /**
@@ -144,7 +202,14 @@ private[sparkkinesis] final class FanOutShardFetcher(
     val (cancel, open) = synchronized {
       if (closed || endQueued || fatal.isDefined) (None, None)
       else {
-        val silent = current.filter(s => now - s.lastEventAt > silenceMillis)
+        // Silent: no answer to SubscribeToShard, or no event for events asked for; a full queue asks for none.
+        val silent = current.filter { s =>
+          val waitingSince =
+            if (s.subscription == null) s.openedAt
+            else if (s.requested > 0) math.max(s.lastEventAt, s.askedAt)
+            else now
+          now - waitingSince > silenceMillis
+        }
         silent.foreach { s =>
           logWarning(s"The fan-out subscription to shard $shardId of stream '$stream' delivered no event for " +
             s"${(now - s.lastEventAt) / 1000} s; opening a new one from ${describe(resumeFrom)}")
@@ -209,6 +274,9 @@ private[sparkkinesis] final class FanOutShardFetcher(
       sub.events += 1
       sub.lastEventAt = clock()
       failuresInARow = 0
+      hardFailuresInARow = 0
+      inUseSince = None
+      polling = None
       queue += event
       Option(event.continuationSequenceNumber()) match {
         case Some(seq) => resumeFrom = StartPosition.AfterSequence(seq)
@@ -230,9 +298,17 @@ private[sparkkinesis] final class FanOutShardFetcher(
           renewed += 1
           logDebug(s"Fan-out subscription to shard $shardId ended after ${sub.events} events; renewing")
         case Some(e: ResourceInUseException) =>
-          // Another subscription holds the shard for this consumer; the service lets a new one take over soon.
+          // Another subscription holds the shard for this consumer; the service lets a new one take over soon, and
+          // ends any subscription within 5 minutes: one held longer is another live reader of this consumer.
           renewed += 1
-          retryLater(now, e, "is held by another subscription of the consumer")
+          val since = inUseSince.getOrElse(now)
+          inUseSince = Some(since)
+          if (now - since > inUseLimitMillis)
+            fatal = Some(KinesisErrors.retriesExhausted(
+                s"SubscribeToShard on shard $shardId of stream '$stream' " +
+                  s"(for ${(now - since) / 1000} s another reader has held this shard with the consumer $consumerArn: " +
+                  "give each query its own 'consumerName')", failuresInARow + 1, Seq(Failure.code(e)), e))
+          else retryLater(now, e, "is held by another subscription of the consumer", counted = false)
         case Some(e: InvalidArgumentException) if startsAtSequence(resumeFrom) =>
           trimmed(e)
         case Some(e) if Failure.of(e) == Failure.Throttled =>
@@ -250,12 +326,13 @@ private[sparkkinesis] final class FanOutShardFetcher(
     }
   }
 
-  private def retryLater(now: Long, e: Throwable, what: String): Unit = {
+  private def retryLater(now: Long, e: Throwable, what: String, counted: Boolean = true): Unit = {
     failed += 1
     failuresInARow += 1
-    if (failuresInARow > maxFailures) {
+    if (counted) hardFailuresInARow += 1
+    if (hardFailuresInARow > maxFailures) {
       fatal = Some(KinesisErrors.retriesExhausted(s"SubscribeToShard on shard $shardId of stream '$stream'",
-          failuresInARow, Seq(Failure.code(e)), e))
+          hardFailuresInARow, Seq(Failure.code(e)), e))
     } else {
       val wait = backoff.delayMillis(failuresInARow - 1)
       nextSubscribeAt = math.max(nextSubscribeAt, now + wait)
@@ -282,6 +359,8 @@ private[sparkkinesis] final class FanOutShardFetcher(
     val open = synchronized {
       closed = true
       queue.clear()
+      polling.foreach(_.close())
+      polling = None
       val s = current
       current = None
       s
@@ -304,6 +383,12 @@ private[sparkkinesis] object FanOutShardFetcher {
 
   /** Failed subscriptions in a row, with no event between them, before the read fails. */
   val MaxFailures = 12
+
+  /**
+   * How long the shard may stay held by another subscription of the same consumer (ResourceInUseException) before
+   * the read fails: past the 5 minutes a subscription lives, the holder is a live reader, not a leftover.
+   */
+  val InUseLimitMillis = 360000L
 
   /** Events a shard's queue holds at most (each event has at most the records of about one second). */
   val QueuedEvents = 4

@@ -25,9 +25,17 @@ private[sparkkinesis] object ShardFetchers {
     settings.consumers.get(stream.name) match {
       case Some(consumerArn) =>
         new FanOutShardFetcher(subscriptions(connection), consumerArn, stream, shardId, start,
-          settings.maxRecordsPerCall, settings.failOnDataLoss)
-      case None =>
-        new PollingShardFetcher(() => KinesisClients.sync(connection), stream, shardId, start,
-          settings.maxRecordsPerCall, settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
+          settings.maxRecordsPerCall, settings.failOnDataLoss,
+          fallback = Some(from => polling(connection, stream, shardId, from, settings)))
+      case None => polling(connection, stream, shardId, start, settings)
     }
+
+  private def polling(
+      connection: AwsConnection,
+      stream: StreamRef,
+      shardId: String,
+      start: StartPosition,
+      settings: FetchSettings): ShardFetcher =
+    new PollingShardFetcher(() => KinesisClients.sync(connection), stream, shardId, start,
+      settings.maxRecordsPerCall, settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
 }

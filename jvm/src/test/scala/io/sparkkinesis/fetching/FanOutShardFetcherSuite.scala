@@ -20,14 +20,44 @@ class FanOutShardFetcherSuite extends AnyFunSuite {
 
   private val Arn = "arn:aws:kinesis:us-east-1:000000000000:stream/orders/consumer/q:1"
 
+  /**
+   * What GetRecords would answer for the shard (the fallback while subscribing fails): the records `shard` holds,
+   * from where it was opened, `perPage` a page; `openedAt` notes each start.
+   */
+  private final class PolledShard(shard: => Seq[Long], perPage: Int = 2) {
+    val openedAt = scala.collection.mutable.ArrayBuffer.empty[StartPosition]
+    def open(from: StartPosition): ShardFetcher = {
+      openedAt += from
+      var after = from match {
+        case StartPosition.AfterSequence(s) => s.toLong
+        case _ => 0L
+      }
+      new ShardFetcher {
+        var n = 0L
+        override def fetch(patient: Boolean): FetchedPage = {
+          n += 1
+          val page = shard.filter(_ > after).take(perPage)
+          page.lastOption.foreach(after = _)
+          FetchedPage(page.map(ScriptedSubscriptions.record(_)), if (shard.exists(_ > after)) 1000L else 0L, false)
+        }
+        override def shardEnded = false
+        override def calls = n
+        override def throttled = 0L
+        override def dataLoss = 0L
+      }
+    }
+  }
+
   private final class Rig(
       start: StartPosition = StartPosition.TrimHorizon,
       maxRecords: Int = 100,
-      failOnDataLoss: Boolean = true) {
+      failOnDataLoss: Boolean = true,
+      polled: Option[PolledShard] = None) {
     val subs = new ScriptedSubscriptions
     var now = 1000000L
     val fetcher = new FanOutShardFetcher(subs, Arn, StreamRef("orders", None, None), "shardId-000000000000", start,
-      maxRecords, failOnDataLoss, silenceMillis = 30000L, maxFailures = 3, queuedEvents = 2,
+      maxRecords, failOnDataLoss, silenceMillis = 30000L, maxFailures = 3, inUseLimitMillis = 360000L,
+      fallback = polled.map(p => p.open _), queuedEvents = 2,
       backoff = Backoff(baseMillis = 1000, capMillis = 1000), clock = () => now, ticks = None)
 
     def seqs(page: FetchedPage): Seq[Long] = page.records.map(_.sequenceNumber().toLong)
@@ -151,6 +181,63 @@ class FanOutShardFetcherSuite extends AnyFunSuite {
     r.subs.last.send(event(Seq(2, 3), 3))
     assert(r.seqs(r.fetcher.fetch()) == Seq(2, 3))
     assert(r.fetcher.renewals == 1)
+  }
+
+  test("a full queue asks for nothing, and its quiet is not silence: the subscription is kept") {
+    val r = new Rig()
+    r.fetcher.fetch()
+    val s = r.subs.last
+    s.send(event(Seq(1), 1))
+    s.send(event(Seq(2), 2))
+    assert(s.demand == 0)
+    r.now += 120000 // nobody reads for two minutes
+    r.fetcher.maintain()
+    assert(!s.cancelled && r.subs.opened.size == 1, "a subscription with nothing asked of it is not silent")
+    assert(r.seqs(r.fetcher.fetch()) == Seq(1, 2))
+    r.now += 30001 // asked for more, and nothing came
+    r.fetcher.maintain()
+    assert(s.cancelled && r.subs.opened.size == 2)
+  }
+
+  test("while subscribing fails the shard is read with GetRecords from the last record, until an event comes") {
+    val shard = scala.collection.mutable.ArrayBuffer[Long](1, 2, 3, 4, 5)
+    val polled = new PolledShard(shard.toSeq)
+    val r = new Rig(polled = Some(polled))
+    r.fetcher.fetch()
+    r.subs.last.send(event(Seq(1), 1))
+    assert(r.seqs(r.fetcher.fetch()) == Seq(1))
+    assert(polled.openedAt.isEmpty, "no polling while the subscription delivers")
+    r.subs.last.fail(ResourceInUseException.builder().message("Another active subscription exists").build())
+    assert(r.seqs(r.fetcher.fetch()) == Seq(2, 3))
+    assert(polled.openedAt == Seq(StartPosition.AfterSequence("1")), "polling starts after the last record")
+    assert(r.seqs(r.fetcher.fetch()) == Seq(4, 5))
+    assert(r.fetcher.calls == 3, "one subscribe and two GetRecords")
+    r.now += 1000
+    r.fetcher.fetch()
+    assert(r.subs.opened.size == 2 && r.startOf(r.subs.last) == ((ShardIteratorType.AFTER_SEQUENCE_NUMBER, Some("5"))))
+    r.subs.last.send(event(Seq(4, 5, 6), 6)) // a subscription opened earlier could send polled records again
+    assert(r.seqs(r.fetcher.fetch()) == Seq(6))
+    shard += 7
+    r.subs.last.send(event(Seq(7), 7))
+    assert(r.seqs(r.fetcher.fetch()) == Seq(7) && polled.openedAt.size == 1, "events serve again; polling stopped")
+  }
+
+  test("another reader holding the shard (ResourceInUse) is waited out past maxFailures, then fails named") {
+    val r = new Rig()
+    r.fetcher.fetch()
+    (1 to 10).foreach { _ =>
+      r.subs.last.fail(ResourceInUseException.builder().message("Another active subscription exists").build())
+      r.now += 1000
+      r.fetcher.fetch()
+    }
+    assert(r.subs.opened.size == 11, "ResourceInUse is not counted towards maxFailures (3)")
+    r.subs.last.fail(ResourceInUseException.builder().message("Another active subscription exists").build())
+    r.now += 360000
+    r.fetcher.fetch()
+    r.subs.last.fail(ResourceInUseException.builder().message("Another active subscription exists").build())
+    val e = intercept[KinesisException](r.fetcher.fetch())
+    assert(e.condition == "KINESIS_RETRIES_EXHAUSTED" && e.getMessage.contains("another reader has held this shard"))
+    assert(e.getMessage.contains(Arn) && e.getMessage.contains("'consumerName'"))
   }
 
   test("the shard ends with the event that has its child shards, after every record before it, and is not reopened") {
