@@ -21,9 +21,9 @@ from harness import local_kinesis, streams  # noqa: E402
 OPTIONS = {"region": "us-east-1", "awsAccessKeyId": "bench", "awsSecretKey": "bench", "cborEnabled": "false"}
 
 
-def spark_session(app: str, conf: dict[str, str] | None = None):
+def spark_session(app: str, conf: dict[str, str] | None = None, jars: str | None = None):
     """A local[2] session on loopback with the connector's jar, no UI, 2 GiB of driver memory, logs at ERROR;
-    `conf`: more settings."""
+    `conf`: more settings; `jars`: these jars instead of the connector's (another connector, side by side)."""
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
@@ -35,7 +35,7 @@ def spark_session(app: str, conf: dict[str, str] | None = None):
                .config("spark.driver.memory", "2g"))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    spark = configure_spark_with_kinesis(builder).getOrCreate()
+    spark = (builder.config("spark.jars", jars) if jars else configure_spark_with_kinesis(builder)).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -43,7 +43,15 @@ def spark_session(app: str, conf: dict[str, str] | None = None):
 @contextlib.contextmanager
 def kinesalite() -> Iterator[tuple[Any, Any]]:
     """kinesalite on 127.0.0.1 (stopped by its PID on exit) and a boto3 client for it."""
-    with local_kinesis.start(local_kinesis.KINESALITE) as server:
+    with local_server(local_kinesis.KINESALITE) as pair:
+        yield pair
+
+
+@contextlib.contextmanager
+def local_server(kind: str) -> Iterator[tuple[Any, Any]]:
+    """The local server `kind` (local_kinesis.KINESALITE or KINESIS_MOCK) on 127.0.0.1, stopped by its PID on
+    exit, and a boto3 client for it."""
+    with local_kinesis.start(kind) as server:
         yield server, streams.client(server)
 
 

@@ -110,6 +110,7 @@ private[sparkkinesis] final class FanOutShardFetcher(
   override def renewals: Long = synchronized(renewed)
   override def subscribeFailures: Long = synchronized(failed)
   override def shardEnded: Boolean = synchronized(ended)
+  override def pushed: Boolean = true
 
   /** Subscriptions opened so far (tests). */
   def opened: Long = synchronized(subscriptions)

@@ -35,6 +35,12 @@ private[sparkkinesis] trait ShardFetcher {
   /** Subscriptions that failed (enhanced fan-out) and were opened again after a pause. */
   def subscribeFailures: Long = 0L
 
+  /**
+   * Whether records are pushed to the fetcher (enhanced fan-out) rather than asked for: an empty answer then cost no
+   * call to the service, and the shard can be looked at again after `minFetchPeriod` instead of `idleFetchPeriod`.
+   */
+  def pushed: Boolean = false
+
   /** Lets go of what the fetcher holds open (a subscription); the fetcher is not used afterwards. */
   def close(): Unit = ()
 }

@@ -113,7 +113,8 @@ private[sparkkinesis] final class ShardBuffer(
 
   /**
    * One GetRecords call after the last buffered record. Returns whether the page was full (more is waiting).
-   * Pacing: the next call is due `minFetchPeriod` later, `idleFetchPeriod` after an empty answer at the tip,
+   * Pacing: the next call is due `minFetchPeriod` later, `idleFetchPeriod` after an empty answer at the tip
+   * (polling; a fan-out fetcher's empty answer cost no call and is followed after `minFetchPeriod`),
    * and later still if `maxFetchRate` bytes per second would otherwise be passed.
    */
   def fill(now: Long, patient: Boolean = true): Boolean = {
@@ -152,8 +153,10 @@ private[sparkkinesis] final class ShardBuffer(
         val full = page.records.size >= fetch.maxRecordsPerCall
         caughtUp = page.millisBehindLatest == 0 && !full
         val rateWait = if (fetch.maxBytesPerSecond > 0) pageBytes * 1000 / fetch.maxBytesPerSecond else 0L
+        // An empty answer of a pushed (fan-out) fetcher cost no call: look again soon, records come when they come.
         val pause =
-          if (page.records.isEmpty && page.millisBehindLatest == 0) fetch.idlePeriodMillis else fetch.minPeriodMillis
+          if (page.records.isEmpty && page.millisBehindLatest == 0 && !reader.pushed) fetch.idlePeriodMillis
+          else fetch.minPeriodMillis
         nextDue = now + math.max(pause, rateWait)
         full && !page.shardEnded
       }
