@@ -241,7 +241,8 @@ def plot(results: list) -> None:
     right.bar([x - 0.2 for x in xs], p50, width=0.4, label="p50", color="#4878a8")
     right.bar([x + 0.2 for x in xs], p99, width=0.4, label="p99", color="#d08040")
     right.set_xticks(list(xs), labels)
-    right.set_title("put-to-row latency (ms)", fontsize=9)
+    right.set_yscale("log")
+    right.set_title("put-to-row latency (ms, log scale)", fontsize=9)
     right.legend(fontsize=7)
     for ax in (left, right):
         ax.tick_params(labelsize=6)
@@ -260,7 +261,11 @@ def main() -> None:
     parser.add_argument("--peer-jar", help="the awslabs connector's jar (built from its source); without it, only "
                                            "this connector runs")
     parser.add_argument("--plot", action="store_true", help="write docs/img/efo-bench.png")
+    parser.add_argument("--replot", action="store_true", help="only draw the plot again from build/efo-bench.json")
     args = parser.parse_args()
+    if args.replot:
+        plot(json.loads((ROOT / "build" / "efo-bench.json").read_text())["runs"])
+        return
     if args.child:
         child(json.loads(args.child))
         return
