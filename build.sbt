@@ -40,9 +40,11 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   sourceDirectory := (ThisBuild / baseDirectory).value / "jvm" / "src",
   Compile / unmanagedSourceDirectories ++= Seq(
     sourceDirectory.value / "main" / s"spark-${b.line}" / "scala",
-    sourceDirectory.value / "main" / s"scala-${b.scalaBinary}"),
+    sourceDirectory.value / "main" / s"scala-${b.scalaBinary}") ++
+    b.newerFolders.map(f => sourceDirectory.value / "main" / f / "scala"),
   Test / unmanagedSourceDirectories ++= Seq(
-    sourceDirectory.value / "test" / s"spark-${b.line}" / "scala"),
+    sourceDirectory.value / "test" / s"spark-${b.line}" / "scala") ++
+    b.newerFolders.map(f => sourceDirectory.value / "test" / f / "scala"),
   sparkJarsDir := file(sys.env.getOrElse("SPARK_JARS_DIR", "")),
   sparkJars := {
     if (!b.fromPySpark) Nil

@@ -19,6 +19,9 @@ object Versions {
  * @param unitSuitesOnly run only the Scala suites without a Spark session or a local server (those tagged
  *                    `io.sparkkinesis.testing.Integration` are left out): for an artifact that differs from a
  *                    fully tested one only in its Scala library
+ * @param newerFolders folders of code for newer Spark minor versions of the line (`jvm/src/main/<folder>/scala`),
+ *                    compiled against `spark` and loaded only where the running Spark has what they need:
+ *                    `spark-4.1+` holds real-time mode, which Spark 4.0 lacks
  */
 final case class SparkBuild(
     line: String,
@@ -27,7 +30,8 @@ final case class SparkBuild(
     javaRelease: Int,
     fromPySpark: Boolean,
     supports: Seq[String],
-    unitSuitesOnly: Boolean = false) {
+    unitSuitesOnly: Boolean = false,
+    newerFolders: Seq[String] = Nil) {
   def scalaBinary: String = scala.split('.').take(2).mkString(".")
   def artifact: String = s"spark-kinesis-${line}_$scalaBinary"
   /** The sbt project's id: `spark4`, `spark35_212`, ... */
@@ -36,7 +40,8 @@ final case class SparkBuild(
 
 object SparkBuilds {
   /** The default: the newest PySpark on PyPI, which the whole suite runs on; serves Spark 4.0 to 4.3. */
-  val spark4 = SparkBuild("4.x", "4.3.0", "2.13.18", 17, fromPySpark = true, Seq("4.0", "4.1", "4.2", "4.3"))
+  val spark4 = SparkBuild("4.x", "4.3.0", "2.13.18", 17, fromPySpark = true, Seq("4.0", "4.1", "4.2", "4.3"),
+    newerFolders = Seq("spark-4.1+"))
   /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
   val spark35Scala212 = SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"))
   /** Spark 3.5 built for Scala 2.13 (Spark's own 2.13 distribution, Databricks' 2.13 runtimes). */

@@ -139,6 +139,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_MISSING_OPTION": KinesisOptionError,
     "KINESIS_INVALID_OPTION_VALUE": KinesisOptionError,
     "KINESIS_CONFLICTING_OPTIONS": KinesisOptionError,
+    "KINESIS_OPTION_NOT_IN_REAL_TIME_MODE": KinesisOptionError,
     "KINESIS_INVALID_STREAM_NAME": KinesisOptionError,
     "KINESIS_USER_SCHEMA_NOT_ALLOWED": KinesisOptionError,
     "KINESIS_INVALID_SINK_SCHEMA": KinesisSchemaError,

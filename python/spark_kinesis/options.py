@@ -123,7 +123,7 @@ OPTIONS: Dict[str, OptionInfo] = {
         "a whole number from 1 to 10000"),
     "minFetchPeriod": OptionInfo(
         "minFetchPeriod", "duration", "source", "200ms", (), None, None, False,
-        "a duration from 200ms to 240s such as 200ms, 5s or 2m"),
+        "a duration from 50ms to 240s such as 200ms, 5s or 2m"),
     "shardsPerTask": OptionInfo(
         "shardsPerTask", "int", "source", "1", (), 1, 10000, False,
         "a whole number from 1 to 10000"),

@@ -67,9 +67,10 @@ private[sparkkinesis] object KinesisOptions {
   val MaxRecordsPerFetch: OptionSpec[Int] = OptionSpec("maxRecordsPerFetch", Integer(1, 10000), Some(10000),
     Scope.Source, V0_1, "Records asked for in one GetRecords call (the service maximum is 10,000).", "Source")
   val MinFetchPeriod: OptionSpec[Duration] = OptionSpec("minFetchPeriod",
-    TimeSpan(Duration.ofMillis(200), Duration.ofMinutes(4)), Some(Duration.ofMillis(200)), Scope.Source, V0_1,
+    TimeSpan(Duration.ofMillis(50), Duration.ofMinutes(4)), Some(Duration.ofMillis(200)), Scope.Source, V0_1,
     "Least time between two GetRecords calls on one shard, empty or not. Kinesis allows 5 calls per second " +
-      "per shard shared by all consumers, so 200ms is the floor.", "Source")
+      "per shard shared by all consumers: below 200ms the service throttles and the reader backs off, so lower " +
+      "values are for a local server (real-time mode reads at this period too).", "Source")
   val ShardsPerTask: OptionSpec[Int] = OptionSpec("shardsPerTask", Integer(1, 10000), Some(1), Scope.Source, V0_1,
     "How many shards one Spark task reads.", "Source")
   val IdleFetchPeriod: OptionSpec[Duration] = OptionSpec("idleFetchPeriod",

@@ -46,6 +46,12 @@ private[sparkkinesis] object KinesisErrors {
   def conflictingOptions(message: String): KinesisOptionException =
     new KinesisOptionException("KINESIS_CONFLICTING_OPTIONS", message)
 
+  /** An option real-time mode cannot honour (its batches have no planned end to limit). */
+  def notInRealTimeMode(name: String, why: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_OPTION_NOT_IN_REAL_TIME_MODE",
+      s"Option '$name' does not apply in real-time mode: $why. Remove it, or run the query with a processing-time " +
+        "trigger. docs/source.md (\"Real-time mode\") lists the options of this mode.")
+
   def invalidStreamName(name: String): KinesisOptionException =
     new KinesisOptionException("KINESIS_INVALID_STREAM_NAME",
       s"Stream '$name' in option 'streamName' is neither a stream name (1-128 characters of a-z, A-Z, 0-9, '_', '.', '-') " +

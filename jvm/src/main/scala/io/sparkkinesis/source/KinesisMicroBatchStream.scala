@@ -25,14 +25,14 @@ import io.sparkkinesis.compat.ScalaCompat._
  * every batch's range is fixed on the driver and a re-run reads the same records. Batch tasks are placed where
  * the records are buffered and re-read from Kinesis when they are not.
  */
-private[sparkkinesis] final class KinesisMicroBatchStream(
+private[sparkkinesis] class KinesisMicroBatchStream(
     options: SourceOptions,
     checkpointLocation: String,
     prefetchJob: PrefetchJob = SparkPrefetchJob,
     quietAfterMillis: Long = QuietWatch.QuietAfterMillis)
   extends MicroBatchStream with SupportsTriggerAvailableNow with ReportsSourceMetrics with Logging {
 
-  private val sourceId = UUID.randomUUID().toString
+  private[source] val sourceId = UUID.randomUUID().toString
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
@@ -48,7 +48,7 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
    * (or registers, and waits for ACTIVE) before the first round; re-reads of planned ranges and the driver's own
    * looks at quiet shards keep to GetRecords.
    */
-  private lazy val readSettings: FetchSettings = options.consumer match {
+  private[source] lazy val readSettings: FetchSettings = options.consumer match {
     case None => options.fetch
     case Some(spec) =>
       consumers = StreamConsumers.acquire(options.connection, options.streams, spec,
@@ -160,6 +160,18 @@ private[sparkkinesis] final class KinesisMicroBatchStream(
       end = further
     }
     end
+  }
+
+  /**
+   * `start` (from the offset log) brought in step with the streams `streamName` names and with the shard listing
+   * (a listing is made when one is due, or when `listNow`), and the shards of it that may be read now: for
+   * real-time mode, whose batches read from a start with no planned end.
+   */
+  private[source] def shardsToRead(
+      start: KinesisSourceOffset,
+      listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey]) = {
+    val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis(), force = listNow)
+    (from, tracker.readable(from))
   }
 
   /** The next offset after `start` within the budgets: a prefetch round on the shards that are due. */

@@ -26,7 +26,7 @@ private[sparkkinesis] final class KinesisScan(options: SourceOptions) extends Sc
   }
 
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
-    new KinesisMicroBatchStream(options, checkpointLocation)
+    RealTimeMode.stream(options, checkpointLocation)
 
   override def supportedCustomMetrics(): Array[CustomMetric] = Array.empty
 }

@@ -1,0 +1,17 @@
+package io.sparkkinesis.reader
+
+import org.apache.spark.sql.connector.read.InputPartition
+
+import io.sparkkinesis.aws.{AwsConnection, StreamRef}
+import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
+
+/**
+ * One long-running task of a real-time mode batch: its shards (`shardsPerTask` of them, or none for a task that
+ * only waits out the batch) and where each is to be read from. No end: the task reads until the batch's time is up.
+ */
+private[sparkkinesis] final case class KinesisRealTimeInputPartition(
+    shards: Seq[(ShardKey, ShardPosition)],
+    streams: Map[String, StreamRef],
+    connection: AwsConnection,
+    fetch: FetchSettings) extends InputPartition

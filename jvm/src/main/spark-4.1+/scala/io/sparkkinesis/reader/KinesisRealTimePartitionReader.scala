@@ -1,0 +1,134 @@
+package io.sparkkinesis.reader
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
+import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
+
+import io.sparkkinesis.errors.KinesisException
+import io.sparkkinesis.fetching.{BufferedRecord, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.offsets.{KinesisPartitionOffset, ShardKey, ShardPosition, StartPosition}
+
+/**
+ * Executor side of one long-running real-time mode task: reads its shards from where the batch starts until Spark's
+ * deadline for the batch, and hands each record on as soon as it is read, with its ApproximateArrivalTimestamp as
+ * the arrival time (so Spark's latency metrics measure from the put). Each shard is read through the fetcher seam
+ * (GetRecords every `minFetchPeriod`, or enhanced fan-out, looked at every few milliseconds since an empty look costs
+ * no call); a task with several shards (`shardsPerTask`) takes their records in turn. A call the service throttles
+ * does not hold the task: that shard is looked at again after a backoff while the others go on.
+ *
+ * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
+ * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
+ */
+private[sparkkinesis] final class KinesisRealTimePartitionReader(
+    p: KinesisRealTimeInputPartition,
+    open: (ShardKey, StartPosition) => ShardFetcher = null,
+    clock: () => Long = () => System.currentTimeMillis(),
+    sleep: Long => Unit = Thread.sleep)
+  extends SupportsRealTimeRead[InternalRow] {
+  import KinesisRealTimePartitionReader._
+
+  private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
+    ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch))
+
+  private final class Shard(val key: ShardKey, var position: ShardPosition) {
+    val converter = new RecordConverter(key.stream, key.shardId)
+    var fetcher: Option[ShardFetcher] = None
+    var page: Iterator[BufferedRecord] = Iterator.empty
+
+    /** The fetcher returned the shard's last page: once `page` is drained, the shard has ended. */
+    var lastPage = false
+    var dueAt = 0L
+    var failures = 0
+    def done: Boolean = position == ShardPosition.Ended
+    def readable: Boolean = !done && !lastPage
+  }
+
+  private val shards = p.shards.map { case (k, at) => new Shard(k, at) }.toIndexedSeq
+  private var turn = 0
+  private var current: InternalRow = _
+
+  override def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextWithTimeout(clock(), timeoutMs)
+
+  override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus = {
+    val deadline = startTimeMs + timeoutMs
+    while (true) {
+      val record = take()
+      if (record.isDefined) return RecordStatus.newStatusWithArrivalTimeMs(record.get.arrivalMillis)
+      val now = clock()
+      if (now >= deadline || (shards.nonEmpty && shards.forall(_.done)))
+        return RecordStatus.newStatusWithoutArrivalTime(false)
+      val live = shards.filter(_.readable)
+      if (live.isEmpty) sleep(deadline - now)
+      else {
+        val next = live.minBy(_.dueAt)
+        if (next.dueAt > now) sleep(math.min(next.dueAt, deadline) - now)
+        else fill(next, now)
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
+  /** The next record of the shards, taken in turn, and the shards whose last page is drained marked ended. */
+  private def take(): Option[BufferedRecord] = {
+    var i = 0
+    while (i < shards.size) {
+      val index = (turn + i) % shards.size
+      val s = shards(index)
+      if (s.page.hasNext) {
+        val r = s.page.next()
+        s.position = ShardPosition.After(r.position)
+        current = s.converter.toRow(r)
+        turn = (index + 1) % shards.size
+        return Some(r)
+      }
+      if (s.lastPage && !s.done) {
+        s.position = ShardPosition.Ended
+        s.fetcher.foreach(_.close())
+        s.fetcher = None
+      }
+      i += 1
+    }
+    None
+  }
+
+  private def fill(s: Shard, now: Long): Unit = {
+    val fetcher = s.fetcher.getOrElse {
+      val f = openFetcher(s.key, ShardPosition.resumeFrom(s.position)._1)
+      s.fetcher = Some(f)
+      f
+    }
+    try {
+      val fetched = fetcher.fetch(patient = s.failures >= PatientAfterFailures)
+      s.failures = 0
+      val from = s.position
+      // A resumed KPL aggregate comes again whole: its user records up to `from` are skipped.
+      s.page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis).filter(r =>
+        ShardPosition.includes(from, r.position))
+      s.lastPage = fetched.shardEnded
+      s.dueAt = now + (if (fetcher.pushed) PushedLookMillis else p.fetch.minPeriodMillis)
+    } catch {
+      case e: KinesisException if e.condition == "KINESIS_RETRIES_EXHAUSTED" && s.failures < PatientAfterFailures =>
+        s.failures += 1
+        s.dueAt = now + math.min(MaxBackoffMillis, math.max(100L, p.fetch.minPeriodMillis) << s.failures)
+    }
+  }
+
+  override def next(): Boolean = nextWithTimeout(clock(), 0L).hasRecord
+
+  override def get(): InternalRow = current
+
+  override def getOffset: PartitionOffset = KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap)
+
+  override def close(): Unit = shards.foreach(_.fetcher.foreach(_.close()))
+}
+
+private[sparkkinesis] object KinesisRealTimePartitionReader {
+
+  /** How often a shard read by enhanced fan-out is looked at: its records are already on this executor. */
+  val PushedLookMillis = 5L
+
+  /** Throttled (or failing) calls on a shard answered by a backoff before one call may retry, and fail, in place. */
+  val PatientAfterFailures = 6
+
+  val MaxBackoffMillis = 5000L
+}

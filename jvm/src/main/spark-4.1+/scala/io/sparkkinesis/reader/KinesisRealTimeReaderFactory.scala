@@ -1,0 +1,10 @@
+package io.sparkkinesis.reader
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+
+/** Builds the readers of real-time mode tasks. */
+private[sparkkinesis] object KinesisRealTimeReaderFactory extends PartitionReaderFactory {
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
+    new KinesisRealTimePartitionReader(partition.asInstanceOf[KinesisRealTimeInputPartition])
+}

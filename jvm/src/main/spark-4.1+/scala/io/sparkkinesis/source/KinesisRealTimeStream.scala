@@ -1,0 +1,82 @@
+package io.sparkkinesis.source
+
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
+import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
+
+import io.sparkkinesis.offsets.{KinesisPartitionOffset, KinesisSourceOffset, ShardKey, ShardPosition}
+import io.sparkkinesis.reader.{KinesisRealTimeInputPartition, KinesisRealTimeReaderFactory}
+
+/**
+ * The stream of a streaming read on Spark 4.1 and later: the micro-batch stream, which can also run in real-time
+ * mode. Spark says so with [[prepareForRealTimeMode]] before the first batch; from then on each batch is a set of
+ * long-running tasks, each reading its shards from the batch's start for the batch's duration and passing every
+ * record on as it arrives ([[io.sparkkinesis.reader.KinesisRealTimePartitionReader]]). Nothing is prefetched and
+ * no end is planned: when the tasks end, each reports how far it read, and [[mergeOffsets]] makes that the batch's
+ * end offset, which Spark writes to its offset log and the next batch starts from.
+ *
+ * Shards: each batch lists the shards when a listing is due (`shardDiscoveryInterval`), or at once after a shard
+ * ended in the batch before, and reads those it may (a child once its parents are read to their end), so records
+ * of a split or merged shard reach the sink after every record of its parents, at the latest one batch later.
+ */
+private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
+  extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
+
+  @volatile private var realTime = false
+
+  /**
+   * The running batch's plan: the start Spark gave, that start as planned (new shards added, expired ones dropped:
+   * what the tasks read from, and what [[mergeOffsets]] builds the end on) and the partitions. Spark may plan a
+   * batch's scan more than once; each time gets the same plan, until the batch's offsets are merged.
+   */
+  @volatile private var plan: Option[(KinesisSourceOffset, KinesisSourceOffset, Array[InputPartition])] = None
+
+  /** Whether a shard ended in the last batch, so the next one lists the shards to find its children. */
+  @volatile private var shardEnded = false
+
+  override def prepareForRealTimeMode(): Unit = {
+    RealTimeMode.checkOptions(options)
+    realTime = true
+    logInfo(s"Reading ${options.streams.mkString(", ")} in real-time mode")
+  }
+
+  /** In real-time mode the end is known only when the batch ends: nothing to look at beforehand. */
+  override def latestOffset(start: Offset, limit: ReadLimit): Offset =
+    if (realTime) start else super.latestOffset(start, limit)
+
+  override def planInputPartitions(start: Offset): Array[InputPartition] = {
+    val begin = start.asInstanceOf[KinesisSourceOffset]
+    plan.filter(_._1 == begin).getOrElse {
+      val (from, readable) = shardsToRead(begin, listNow = shardEnded)
+      shardEnded = false
+      val groups = ShardGrouping.group[ShardKey](readable, options.shardsPerTask, _ => None, _ => 0L)
+      val settings = readSettings
+      // With nothing to read (every shard ended, the children not listed yet), one task waits out the batch, so an
+      // empty batch does not follow another at once.
+      val tasks = if (groups.isEmpty) Seq(Seq.empty) else groups
+      val partitions = tasks.map { keys =>
+        KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
+          settings): InputPartition
+      }.toArray
+      plan = Some((begin, from, partitions))
+      plan.get
+    }._3
+  }
+
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
+    val start = plan.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))._2
+    plan = None
+    val reached = offsets.toSeq.flatMap {
+      case p: KinesisPartitionOffset => p.positions
+      case other => throw new IllegalArgumentException(s"not an offset of this source: $other")
+    }
+    if (reached.exists { case (k, p) => p == ShardPosition.Ended && !start.shards.get(k).contains(p) })
+      shardEnded = true
+    KinesisSourceOffset(start.shards ++ reached)
+  }
+
+  override def createReaderFactory(): PartitionReaderFactory =
+    if (realTime) KinesisRealTimeReaderFactory else super.createReaderFactory()
+
+  override def toString: String =
+    if (realTime) s"KinesisRealTimeStream(${options.streams.mkString(",")})" else super.toString
+}

@@ -1,0 +1,185 @@
+package io.sparkkinesis.source
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Path, Paths}
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}
+
+import io.sparkkinesis.compat.CollectionConverters._
+
+import org.apache.spark.sql.{ForeachWriter, Row}
+import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, RecordPosition, ShardKey, ShardPosition}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.TestStreams._
+
+/**
+ * Real-time mode (`Trigger.RealTime`, Spark 4.1 and later) end to end on the local servers: long-running tasks
+ * read the shards and pass each record through the query as it arrives; each batch's end offset is what the tasks
+ * read, merged on the driver.
+ */
+@Integration
+class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+  import RealTimeModeSuite._
+
+  /** Batches of two seconds (Spark's floor is five unless lowered, as here, for shorter tests). */
+  private val trigger = Trigger.RealTime("2 seconds")
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.sql.streaming.realTimeMode.minBatchDuration", "1000")
+  }
+
+  private def source(server: LocalKinesisServer, stream: String, extra: Map[String, String] = Map.empty) =
+    spark.readStream.format("kinesis")
+      .options(options(server, stream) ++ Map("initialPosition" -> "trim_horizon", "minFetchPeriod" -> "50ms",
+        "shardDiscoveryInterval" -> "1s") ++ extra)
+      .load()
+
+  /** A real-time query of `stream` into a [[Collected]] sink named `sink`. */
+  private def start(server: LocalKinesisServer, stream: String, sink: String, checkpoint: String): StreamingQuery =
+    source(server, stream)
+      .selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
+      .writeStream.foreach(new Collected(sink)).option("checkpointLocation", checkpoint)
+      .outputMode("update").trigger(trigger).start()
+
+  /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
+  private def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
+    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
+    while (!done) {
+      query.exception.foreach(e => fail(e))
+      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
+      Thread.sleep(20)
+    }
+  }
+
+  private def records(from: Int, until: Int): Seq[(String, String)] =
+    (from until until).map(i => s"k${i % 10}" -> s"r$i")
+
+  test("records pass a stateless transformation to the memory sink as they arrive, with their arrival times") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-memory", 2)
+    val before = System.currentTimeMillis()
+    put(server, stream, records(0, 200))
+    // Spark's allowlist has its continuous memory sink, which only its own tests can make; the memory sink writes
+    // at the end of each batch.
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    val query =
+      try source(server, stream)
+          .selectExpr("upper(CAST(data AS STRING)) AS data", "approximateArrivalTimestamp AS arrived")
+          .writeStream.format("memory").queryName("rtm_memory").outputMode("update").trigger(trigger)
+          .option("checkpointLocation", Files.createTempDirectory("rtm-memory").toString).start()
+      finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+    def read: Seq[Row] = spark.table("rtm_memory").collect().toSeq
+    try {
+      await(query, "the 200 records put before the query")(read.size >= 200)
+      put(server, stream, records(200, 300))
+      await(query, "300 records")(read.size >= 300)
+      val after = System.currentTimeMillis()
+      assert(read.map(_.getString(0)).sorted == (0 until 300).map(i => s"R$i").sorted)
+      val arrivals = read.map(_.getTimestamp(1).getTime)
+      assert(arrivals.forall(t => t >= before - 1000 && t <= after + 1000), s"arrival times out of the test's span")
+    } finally query.stop()
+  }
+
+  test("across a stop and a restart from the checkpoint every record is read, and only records after it repeat") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-restart", 2)
+    val checkpoint = Files.createTempDirectory("rtm-restart").toString
+    val sink = s"restart-${System.nanoTime()}"
+    put(server, stream, records(0, 100))
+    val first = start(server, stream, sink, checkpoint)
+    try {
+      await(first, "the first 100 records")(Collected.rows(sink).size >= 100)
+      await(first, "a batch committed")(committed(checkpoint).isDefined)
+      put(server, stream, records(100, 150))
+      await(first, "150 records")(Collected.rows(sink).size >= 150)
+    } finally first.stop()
+    val checkpointed = committed(checkpoint).get
+    val beforeRestart = Collected.rows(sink).size
+    put(server, stream, records(150, 200))
+    val second = start(server, stream, sink, checkpoint)
+    try await(second, "every record after the restart")(Collected.rows(sink).map(_.data).toSet.size >= 200)
+    finally second.stop()
+
+    val rows = Collected.rows(sink)
+    assert(rows.map(_.data).toSet == (0 until 200).map(i => s"r$i").toSet)
+    val again = rows.drop(beforeRestart)
+    val covered =
+      again.filter(r => !ShardPosition.includes(checkpointed.shards(ShardKey(stream, r.shardId)), r.position))
+    assert(covered.isEmpty, s"read again after the restart though the checkpoint had them: ${covered.take(5)}")
+    val repeated = rows.groupBy(_.data).collect { case (d, rs) if rs.size > 1 => d }
+    assert(repeated.forall(d => again.exists(_.data == d)), "a record repeated within one run")
+  }
+
+  test("per-key order holds across a split during the run, and the children are read") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-split", 1)
+    val sink = s"split-${System.nanoTime()}"
+    put(server, stream, records(0, 100))
+    val query = start(server, stream, sink, Files.createTempDirectory("rtm-split").toString)
+    try {
+      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
+      split(server, stream, shards(server, stream).head.shardId())
+      put(server, stream, records(100, 300))
+      await(query,
+        s"300 records (read ${Collected.rows(sink).groupBy(_.shardId).map(e => e._1 -> e._2.size)}; " +
+          s"last progress ${query.lastProgress})")(Collected.rows(sink).size >= 300)
+    } finally query.stop()
+    val rows = Collected.rows(sink)
+    assert(rows.map(_.data).sorted == (0 until 300).map(i => s"r$i").sorted, "every record exactly once")
+    rows.groupBy(_.key).foreach { case (key, rs) =>
+      val order = rs.map(_.data.drop(1).toInt)
+      assert(order == order.sorted, s"key $key out of order: $order")
+    }
+    assert(rows.map(_.shardId).distinct.size == 3, "the parent and both children were read")
+  }
+
+  test("options with no meaning in real-time mode are refused by name") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-options", 1)
+    val query = source(server, stream, Map("maxRecordsPerTrigger" -> "100"))
+      .writeStream.foreach(new Collected("refused")).outputMode("update").trigger(trigger)
+      .option("checkpointLocation", Files.createTempDirectory("rtm-options").toString).start()
+    try {
+      val failure = intercept[Exception](query.awaitTermination(60000))
+      assert(failure.getMessage.contains("[KINESIS_OPTION_NOT_IN_REAL_TIME_MODE]"), failure.getMessage)
+      assert(failure.getMessage.contains("'maxRecordsPerTrigger'"), failure.getMessage)
+    } finally query.stop()
+  }
+
+  /** The source's end offset of the last batch in the checkpoint's commit log. */
+  private def committed(checkpoint: String): Option[KinesisSourceOffset] = {
+    def ids(dir: Path): Seq[Long] =
+      if (!Files.isDirectory(dir)) Nil
+      else
+        Files.list(dir).iterator().asScala.map(_.getFileName.toString).filter(_.forall(_.isDigit)).map(_.toLong).toSeq
+    ids(Paths.get(checkpoint, "commits")).maxOption.map { id =>
+      val lines = Files.readAllLines(Paths.get(checkpoint, "offsets", id.toString), StandardCharsets.UTF_8).asScala
+      OffsetJson.read(lines.find(_.startsWith("{\"version\":1,\"streams\"")).get)
+    }
+  }
+}
+
+object RealTimeModeSuite {
+
+  final case class Got(data: String, key: String, shardId: String, sequenceNumber: String, sub: Long) {
+    def position: RecordPosition = RecordPosition(sequenceNumber, sub, lastInAggregate = true)
+  }
+
+  /** Rows a [[Collected]] writer saw, by sink name, in the order its tasks processed them (local mode: one JVM). */
+  object Collected {
+    private val sinks = new ConcurrentHashMap[String, ConcurrentLinkedQueue[Got]]()
+    def queue(name: String): ConcurrentLinkedQueue[Got] =
+      sinks.computeIfAbsent(name, _ => new ConcurrentLinkedQueue[Got]())
+    def rows(name: String): Seq[Got] = queue(name).asScala.toSeq
+  }
+
+  final class Collected(name: String) extends ForeachWriter[Row] {
+    override def open(partitionId: Long, epochId: Long): Boolean = true
+    override def process(r: Row): Unit =
+      Collected.queue(name).add(Got(r.getString(0), r.getString(1), r.getString(2), r.getString(3), r.getLong(4)))
+    override def close(errorOrNull: Throwable): Unit = ()
+  }
+}
