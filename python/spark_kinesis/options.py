@@ -64,6 +64,7 @@ class KinesisOptions:
     MAX_RETRIES: Final = "maxRetries"
     MAX_IN_FLIGHT_REQUESTS: Final = "maxInFlightRequests"
     MAX_RETRY_DURATION: Final = "maxRetryDuration"
+    MAX_RECORD_DELAY: Final = "maxRecordDelay"
     ORDERING: Final = "ordering"
     PARTITION_KEY_COLUMN: Final = "partitionKeyColumn"
     OVERSIZE_RECORD_ACTION: Final = "oversizeRecordAction"
@@ -181,6 +182,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "maxRetryDuration": OptionInfo(
         "maxRetryDuration", "duration", "sink", "120s", (), None, None, False,
         "a duration from 1s to 86400s such as 200ms, 5s or 2m"),
+    "maxRecordDelay": OptionInfo(
+        "maxRecordDelay", "duration", "sink", None, (), None, None, False,
+        "a duration from 1ms to 60s such as 200ms, 5s or 2m"),
     "ordering": OptionInfo(
         "ordering", "enum", "sink", "unordered", ("unordered", "perkey"), None, None, False,
         "one of unordered, perkey"),

@@ -138,6 +138,12 @@ private[sparkkinesis] object KinesisOptions {
     V0_1,
     "PutRecords calls one task keeps in flight at once (the most; throttling lowers the window, see " +
       "docs/sink.md).", "Sink")
+  val MaxRecordDelay: OptionSpec[Duration] = OptionSpec("maxRecordDelay",
+    TimeSpan(Duration.ofMillis(1), Duration.ofMinutes(1)), None, Scope.Sink, V0_1,
+    "Longest a record waits in a task before a PutRecords call takes it, even a call that is not full. Unset, " +
+      "calls leave when full and the rest when the task ends, which suits micro-batches; set it (for example " +
+      "10ms) for real-time mode, where a task runs for the whole batch (docs/source.md, \"Real-time mode\").",
+    "Sink", defaultDoc = Some("unset"))
   val MaxRetryDuration: OptionSpec[Duration] = OptionSpec("maxRetryDuration",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(24)), Some(Duration.ofMinutes(2)), Scope.Sink, V0_1,
     "How long a record may keep failing (from its first failed attempt) before the task fails; with " +
@@ -171,10 +177,12 @@ private[sparkkinesis] object KinesisOptions {
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     ConsumerMode, ConsumerName, RequireConsumerDeregistration, RegisteredConsumerId, RegisteredConsumerIdType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
-    MaxRetryDuration, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation, AggregationMaxSize)
+    MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation,
+    AggregationMaxSize)
 
   /** Keys Spark itself puts into a source's or sink's options; accepted and ignored. */
-  val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname")
+  val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname", "asyncprogresstrackingenabled",
+    "asyncprogresstrackingcheckpointintervalms")
 
   require(all.map(_.key).distinct.size == all.size, "duplicate option names in the registry")
 }

@@ -1,6 +1,7 @@
 package io.sparkkinesis.sink
 
 import java.util.concurrent.ThreadLocalRandom
+import java.util.concurrent.locks.ReentrantLock
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
@@ -22,6 +23,10 @@ private[sparkkinesis] object KinesisDataWriter {
  * Executor side of a write: turns each row into a record (or, with `aggregation=kpl`, into part of an
  * aggregate), checks it against the record size limit, and hands it to the [[PutRecordsSender]].
  * `commit` returns only when every record of the task landed, so a committed task never loses records.
+ *
+ * With `maxRecordDelay` a [[SendTicker]] also sends what the writer holds at that period, so in a long-running
+ * task (real-time mode) a record does not wait for a full call or the task's end. The writer's lock keeps the
+ * ticker and the task apart; a tick that finds the task at work skips, the task sending anyway.
  */
 private[sparkkinesis] final class KinesisDataWriter(
     options: SinkOptions,
@@ -42,8 +47,26 @@ private[sparkkinesis] final class KinesisDataWriter(
     new KplRecordPacker(client, streams, max, options.limits.maxRequestBytes,
       RetryPolicy.Default.copy(contact = options.retry.contact)))
   private var rowIndex = 0L
+  private val lock = new ReentrantLock()
+  private val ticking = options.maxRecordDelayMillis.map(d => SendTicker.every(d)(() => tick()))
 
-  override def write(row: InternalRow): Unit = {
+  private def tick(): Unit =
+    if (lock.tryLock()) {
+      try sender.sendWaiting(packer.map(_.flush()).getOrElse(Nil))
+      finally lock.unlock()
+    }
+
+  private def locked[T](body: => T): T = {
+    lock.lock()
+    try body
+    finally lock.unlock()
+  }
+
+  private def stopTicking(): Unit = ticking.foreach(_.cancel(false))
+
+  override def write(row: InternalRow): Unit = locked(writeRow(row))
+
+  private def writeRow(row: InternalRow): Unit = {
     val data = schema.data(row)
     if (data == null) throw badRow("has a null 'data'", "Filter such rows out or give them a value.")
     val key =
@@ -75,11 +98,13 @@ private[sparkkinesis] final class KinesisDataWriter(
    */
   override protected def writeRows(rows: java.util.Iterator[InternalRow]): Unit = {
     while (rows.hasNext) write(rows.next())
-    finishSending()
+    stopTicking()
+    locked(finishSending())
   }
 
   override def commit(): WriterCommitMessage = {
-    finishSending()
+    stopTicking()
+    locked(finishSending())
     publishFinalMetrics(SinkMetrics.supported.toSeq)
     KinesisWriterCommitMessage(counters.snapshot)
   }
@@ -90,9 +115,9 @@ private[sparkkinesis] final class KinesisDataWriter(
     sender.flush()
   }
 
-  override def abort(): Unit = sender.close()
+  override def abort(): Unit = { stopTicking(); locked(sender.close()) }
 
-  override def close(): Unit = sender.close()
+  override def close(): Unit = { stopTicking(); locked(sender.close()) }
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = counters.values
 

@@ -2,12 +2,15 @@ package io.sparkkinesis.sink
 
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 
+import io.sparkkinesis.compat.StreamingUpdateAsAppend
+
 /**
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write
- * fails when the query starts, before any task runs.
+ * fails when the query starts, before any task runs. A streaming write takes Append and Update output modes alike:
+ * in Update mode each updated row is written as a record (real-time mode runs in Update mode only).
  */
 private[sparkkinesis] final class KinesisWriteBuilder(info: LogicalWriteInfo, progress: StreamingSinkProgress)
-  extends WriteBuilder with SupportsTruncate {
+  extends WriteBuilder with SupportsTruncate with StreamingUpdateAsAppend {
 
   /** Kinesis cannot be truncated: every save mode appends (see docs/sink.md). */
   override def truncate(): WriteBuilder = this

@@ -3,6 +3,7 @@ package io.sparkkinesis.sink
 import java.util.concurrent.{CompletableFuture, TimeUnit}
 
 import scala.collection.mutable
+import scala.util.control.NonFatal
 import io.sparkkinesis.compat.CollectionConverters._
 
 import software.amazon.awssdk.core.SdkBytes
@@ -69,6 +70,18 @@ private[sparkkinesis] final class PutRecordsSender(
     }
     throwIfFailed()
   }
+
+  /**
+   * Queues `entries` and starts calls for whatever waits, full or not, as far as the limits allow, without waiting
+   * for anything: for a writer whose records must not wait for a full call (`maxRecordDelay`). A failure is kept
+   * for the task's next [[offer]] or [[flush]] to throw.
+   */
+  def sendWaiting(entries: Seq[PutEntry] = Nil): Unit =
+    try {
+      entries.foreach { e => lanes(e.stream).add(e); waiting += 1 }
+      handleCompleted()
+      if (failure == null) send(force = true)
+    } catch { case NonFatal(e) => fail(e) }
 
   /** Sends everything queued and waits until every record landed or the task must fail. */
   def flush(): Unit = {

@@ -18,6 +18,7 @@ private[sparkkinesis] final case class SinkOptions(
     partitionKeyColumn: Option[String],
     dropOversizeRecords: Boolean,
     aggregationMaxBytes: Option[Long],
+    maxRecordDelayMillis: Option[Long] = None,
     clientFactory: SinkClientFactory = SinkClientFactory.Shared)
 
 private[sparkkinesis] object SinkOptions {
@@ -70,6 +71,7 @@ private[sparkkinesis] object SinkOptions {
       perKeyOrdering = opts.getOrDefault(O.OrderingMode) == "perkey",
       partitionKeyColumn = opts.get(O.PartitionKeyColumn),
       dropOversizeRecords = opts.getOrDefault(O.OversizeRecordAction) == "drop",
-      aggregationMaxBytes = aggregation)
+      aggregationMaxBytes = aggregation,
+      maxRecordDelayMillis = opts.get(O.MaxRecordDelay).map(_.toMillis))
   }
 }

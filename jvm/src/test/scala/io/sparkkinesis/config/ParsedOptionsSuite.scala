@@ -62,7 +62,7 @@ class ParsedOptionsSuite extends AnyFunSuite {
     assert(o.get(KinesisOptions.InitialTimestamp).map(_.toEpochMilli).contains(1769860800000L))
     assert(ParsedOptions(Map("initialTimestamp" -> "1769860800000"), Scope.Source)
         .get(KinesisOptions.InitialTimestamp).map(_.toEpochMilli).contains(1769860800000L))
-    assert(fails(Map("minFetchPeriod" -> "50ms"))(_.get(KinesisOptions.MinFetchPeriod)).contains("from 200ms"))
+    assert(fails(Map("minFetchPeriod" -> "40ms"))(_.get(KinesisOptions.MinFetchPeriod)).contains("from 50ms"))
   }
 
   test("a missing required option says how to set it") {

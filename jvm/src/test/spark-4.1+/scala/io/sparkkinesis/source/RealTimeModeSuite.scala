@@ -136,6 +136,33 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     assert(rows.map(_.shardId).distinct.size == 3, "the parent and both children were read")
   }
 
+  test("a Kinesis-to-Kinesis pipeline passes each record on within the batch (maxRecordDelay), every record once") {
+    val server = kinesisMock
+    val input = freshStream(server, "rtm-k2k-in", 2)
+    val output = freshStream(server, "rtm-k2k-out", 1)
+    put(server, input, records(0, 100))
+    // The Kinesis sink is not in Spark's real-time allowlist: the check is turned off for this query.
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    val query =
+      try source(server, input)
+          .selectExpr("upper(CAST(data AS STRING)) AS data", "partitionKey")
+          .writeStream.format("kinesis").options(options(server, output) + ("maxRecordDelay" -> "10ms"))
+          .option("checkpointLocation", Files.createTempDirectory("rtm-k2k").toString)
+          // Spark tracks progress asynchronously in real-time mode only for the sinks it knows.
+          .option("asyncProgressTrackingEnabled", "false")
+          .outputMode("update").trigger(Trigger.RealTime("5 minutes")).start()
+      finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+    def landed: Seq[String] = readAll(server, output).map(_.text)
+    try {
+      await(query, "the first 100 records in the output stream")(landed.size >= 100)
+      put(server, input, records(100, 150))
+      await(query, "150 records in the output stream")(landed.size >= 150)
+      // The first batch runs for five minutes: the records were written while it ran, not when it ended.
+      assert(query.recentProgress.isEmpty, "a batch ended before the records landed")
+    } finally query.stop()
+    assert(landed.sorted == (0 until 150).map(i => s"R$i").sorted)
+  }
+
   test("options with no meaning in real-time mode are refused by name") {
     val server = kinesisMock
     val stream = freshStream(server, "rtm-options", 1)
