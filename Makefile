@@ -25,7 +25,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-sink soak clean publish-local
+.PHONY: help venv jar wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -133,6 +133,11 @@ bench-sink: install-wheel servers bench-venv
 # jar (built from its source, docs/performance.md); about 3 minutes a connector.
 bench-efo: install-wheel servers bench-venv
 	$(PY) bench/efo/run.py --plot $(if $(PEER_JAR),--peer-jar $(PEER_JAR))
+
+# Real-time mode (Spark 4.1+) against micro-batches, Kinesis to Kinesis on kinesalite: put-to-sink latency and
+# records/s (docs/performance.md, "Real-time mode"); about 5 minutes.
+bench-realtime: install-wheel servers bench-venv
+	$(PY) bench/realtime/run.py --plot $(REALTIME_ARGS)
 
 # Soak (not part of `make test` or CI): the exactly-once driver on a standalone cluster under 50 injected faults
 # (driver and executor kills, throttling, expired iterators, resharding, server restarts), about 25 minutes; exits

@@ -134,3 +134,30 @@ def test_windowed_aggregation(spark, kinesis_mock_server, stream_name, tmp_path)
     assert _records_in_progress_lines(stdout, "windowed_aggregation") == len(records)
     assert re.search(r"^\[windowed_aggregation\]   \d{4}-\d\d-\d\d \d\d:\d\d:\d\d-\d\d:\d\d:\d\d UTC sensor-\d: ",
                      stdout, re.MULTILINE), stdout
+
+
+def test_real_time(kinesis_mock_server, stream_name, tmp_path):
+    """The real-time pipeline copies every record with its input arrival time, and prints each batch's latency."""
+    kinesis = streams.client(kinesis_mock_server)
+    source, target = f"{stream_name}-in", f"{stream_name}-out"
+    streams.create_stream(kinesis, source, 2)
+    streams.create_stream(kinesis, target, 1)
+    records = [(f"click-{i}", f"user-{i % 7}") for i in range(60)]
+    landed = streams.put_records(kinesis, source, records)
+    arrivals = {(r["shard_id"], r["sequence_number"]): r["arrival_timestamp"]
+                for r in streams.read_all(kinesis, source)}
+
+    stdout = _run_example("real_time.py", "--stream", source, "--output", target, "--region", streams.REGION,
+                          "--endpoint-url", kinesis_mock_server.endpoint, "--checkpoint", str(tmp_path / "rt"),
+                          "--max-records", str(len(records)), "--option", "minFetchPeriod=50ms")
+
+    written = [(r["partition_key"], json.loads(r["data"])) for r in streams.read_all(kinesis, target)]
+    assert sorted((key, out["data"]) for key, out in written) == sorted((key, data) for data, key in records)
+    by_record = {(r["ShardId"], r["SequenceNumber"]) for r in landed}
+    assert {(out["source_shard"], out["source_sequence"]) for _, out in written} == by_record
+    for _, out in written:
+        expected_ms = round(arrivals[(out["source_shard"], out["source_sequence"])].timestamp() * 1000)
+        assert out["in_arrival_ms"] == expected_ms
+    lines = [line for line in stdout.splitlines() if line.startswith("[real_time] batch ")]
+    assert lines and all("latency p50" in line for line in lines), stdout
+    assert f"[real_time] done: {len(records)} records passed through" in stdout, stdout

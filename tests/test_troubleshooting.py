@@ -22,6 +22,7 @@ from typing import Callable, Dict, List
 import pytest
 
 from conftest import connector_options, stream_reader
+from spark_kinesis import kinesis_stream
 from harness import streams
 from harness.waiting import wait_for
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
@@ -259,6 +260,17 @@ def test_kinesis_streams_changed(spark, kinesalite_server, stream_name, tmp_path
     error = _error(lambda: second.awaitTermination(120))
     assert f"'{other}'" in error
     assert_documented("KINESIS_STREAMS_CHANGED", [error])
+
+
+def test_kinesis_option_not_in_real_time_mode(spark, kinesalite_server, stream_name, tmp_path):
+    """A per-trigger budget on a query in real-time mode (Spark 4.1+), through the unchanged Python helper."""
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    query = (kinesis_stream(spark, stream_name, **connector_options(kinesalite_server), max_records_per_trigger=100)
+             .writeStream.foreach(lambda row: None).outputMode("update")
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(realTime="5 seconds").start())
+    error = _error(lambda: query.awaitTermination(120))
+    assert "'maxRecordsPerTrigger'" in error
+    assert_documented("KINESIS_OPTION_NOT_IN_REAL_TIME_MODE", [error])
 
 
 def _registered(kinesis, stream_arn: str, name: str) -> bool:

@@ -13,7 +13,8 @@ import io.sparkkinesis.offsets.{KinesisPartitionOffset, ShardKey, ShardPosition,
  * deadline for the batch, and hands each record on as soon as it is read, with its ApproximateArrivalTimestamp as
  * the arrival time (so Spark's latency metrics measure from the put). Each shard is read through the fetcher seam
  * (GetRecords every `minFetchPeriod`, or enhanced fan-out, looked at every few milliseconds since an empty look costs
- * no call); a task with several shards (`shardsPerTask`) takes their records in turn. A call the service throttles
+ * no call), at most `maxFetchRate` bytes per second a shard; a task with several shards (`shardsPerTask`) takes
+ * their records in turn. A call the service throttles
  * does not hold the task: that shard is looked at again after a backoff while the others go on.
  *
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
@@ -105,7 +106,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       s.page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis).filter(r =>
         ShardPosition.includes(from, r.position))
       s.lastPage = fetched.shardEnded
-      s.dueAt = now + (if (fetcher.pushed) PushedLookMillis else p.fetch.minPeriodMillis)
+      // At most `maxFetchRate` bytes per second from a shard: a large page holds the next look back.
+      val pageBytes = fetched.records.iterator.map(_.data().asByteArrayUnsafe().length.toLong).sum
+      val rateWait = if (p.fetch.maxBytesPerSecond > 0) pageBytes * 1000 / p.fetch.maxBytesPerSecond else 0L
+      s.dueAt = now + math.max(rateWait, if (fetcher.pushed) PushedLookMillis else p.fetch.minPeriodMillis)
     } catch {
       case e: KinesisException if e.condition == "KINESIS_RETRIES_EXHAUSTED" && s.failures < PatientAfterFailures =>
         s.failures += 1

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Real-time mode against the default micro-batch trigger, Kinesis to Kinesis (not part of CI).
+Results and commands: docs/performance.md, "Real-time mode".
+
+On a local server, the same pipeline runs in each mode, in a Spark process of its own: read an input stream with
+the connector, write every record unchanged to an output stream with the connector. Two phases per mode:
+* latency: a writer puts --rate records/s for --seconds into the input stream while the query runs; each record's
+  latency is its arrival in the output stream minus its arrival in the input stream, both ApproximateArrival-
+  Timestamps of the same server (no clock between processes is involved); p50, p99, max;
+* throughput: --records records of --size bytes pre-written to another input stream, read from the trim horizon;
+  records/s from the query's start to the last record's arrival in the output stream (start-up included).
+
+Real-time mode reads with minFetchPeriod --fetch-period (GetRecords per shard) and writes with maxRecordDelay
+--record-delay, batches of --batch-duration; the micro-batch run uses the default trigger and options.
+
+    make bench-realtime
+    .venv/bin/python bench/realtime/run.py [--server kinesalite] [--rate 200] [--plot]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source"))
+
+from common import ROOT, local_server, new_figure, save_figure, spark_session, write_results  # noqa: E402
+from harness import local_kinesis, streams  # noqa: E402
+
+MODES = ("micro-batch", "real-time")
+KEYS = {"region": "us-east-1", "awsAccessKeyId": "bench", "awsSecretKey": "bench"}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The child: one mode in a Spark process of its own
+
+
+def start_pipeline(spark, cfg: dict, source: str, target: str, checkpoint: str):
+    """The Kinesis-to-Kinesis query of `cfg`'s mode from `source`'s trim horizon into `target`."""
+    connection = dict(KEYS, endpointUrl=cfg["endpoint"], cborEnabled=cfg["cbor"])
+    read = dict(connection, streamName=source, initialPosition="trim_horizon")
+    write = dict(connection, streamName=target)
+    if cfg["mode"] == "real-time":
+        read["minFetchPeriod"] = cfg["fetch_period"]
+        write["maxRecordDelay"] = cfg["record_delay"]
+    frame = spark.readStream.format("kinesis").options(**read).load().select("data", "partitionKey")
+    writer = (frame.writeStream.format("kinesis").options(**write).option("checkpointLocation", checkpoint))
+    if cfg["mode"] == "real-time":
+        writer = (writer.option("asyncProgressTrackingEnabled", "false").outputMode("update")
+                  .trigger(realTime=cfg["batch_duration"]))
+    return writer.start()
+
+
+def output_count(kinesis, stream: str) -> int:
+    return len(streams.read_all(kinesis, stream))
+
+
+def wait_for_output(query, kinesis, stream: str, count: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception())[:2000])
+        if output_count(kinesis, stream) >= count:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def latency(spark, cfg: dict, kinesis, work: Path) -> dict:
+    source, target = cfg["streams"]["latency_in"], cfg["streams"]["latency_out"]
+    query = start_pipeline(spark, cfg, source, target, str(work / "lat"))
+    try:
+        # A first record through the pipeline: the query runs (and, in real-time mode, its first batch).
+        streams.put_records(kinesis, source, [("warm-up", "k")])
+        if not wait_for_output(query, kinesis, target, 1, 180):
+            return {"error": "the warm-up record did not come through in 180 s"}
+        written = 0
+
+        def write() -> None:
+            nonlocal written
+            tick, per_tick = 0.05, max(1, cfg["rate"] // 20)
+            end = time.monotonic() + cfg["seconds"]
+            next_at = time.monotonic()
+            while time.monotonic() < end:
+                streams.put_records(kinesis, source, [(f"r{written + i}", f"k{(written + i) % 64}")
+                                                      for i in range(per_tick)])
+                written += per_tick
+                next_at += tick
+                time.sleep(max(0.0, next_at - time.monotonic()))
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(cfg["seconds"] + 60)
+        if not wait_for_output(query, kinesis, target, written + 1, 120):
+            return {"error": f"not every one of {written} records came through in 120 s"}
+    finally:
+        query.stop()
+    arrived_in = {bytes(r["data"]).decode(): r["arrival_timestamp"] for r in streams.read_all(kinesis, source)}
+    arrived_out = {}
+    for r in streams.read_all(kinesis, target):
+        arrived_out.setdefault(bytes(r["data"]).decode(), r["arrival_timestamp"])
+    lat = sorted((arrived_out[k] - t).total_seconds() * 1000 for k, t in arrived_in.items()
+                 if k != "warm-up" and k in arrived_out)
+    return {"written": written, "arrived": len(lat), "p50_ms": round(lat[len(lat) // 2]),
+            "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))]), "max_ms": round(lat[-1]),
+            "latencies_ms": [round(x, 1) for x in lat]}
+
+
+def throughput(spark, cfg: dict, kinesis, work: Path) -> dict:
+    source, target = cfg["streams"]["throughput_in"], cfg["streams"]["throughput_out"]
+    started = time.time()
+    query = start_pipeline(spark, cfg, source, target, str(work / "tput"))
+    try:
+        if not wait_for_output(query, kinesis, target, cfg["records"], cfg["timeout"]):
+            return {"error": f"not every one of {cfg['records']} records came through in {cfg['timeout']} s"}
+    finally:
+        query.stop()
+    last = max(r["arrival_timestamp"] for r in streams.read_all(kinesis, target)).timestamp()
+    seconds = last - started
+    return {"records": cfg["records"], "seconds": round(seconds, 2), "records_per_s": round(cfg["records"] / seconds)}
+
+
+def child(cfg: dict) -> None:
+    class Server:  # what streams.client needs of a server
+        endpoint = cfg["endpoint"]
+        cbor_enabled = cfg["cbor"] == "true"
+    conf = {"spark.sql.streaming.realTimeMode.allowlistCheck": "false"} if cfg["mode"] == "real-time" else {}
+    spark = spark_session(f"realtime-bench-{cfg['mode']}", conf=conf)
+    kinesis = streams.client(Server())
+    work = Path(tempfile.mkdtemp(prefix="realtime-bench-"))
+    result = {"latency": latency(spark, cfg, kinesis, work), "throughput": throughput(spark, cfg, kinesis, work)}
+    Path(cfg["out"]).write_text(json.dumps(result))
+    spark.stop()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The parent: the server, the data, one child per mode, the table
+
+
+def versions(server_kind: str) -> dict:
+    import pyspark
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {"pyspark": pyspark.__version__, "spark-kinesis commit": commit, "server": server_kind}
+
+
+def run_one(server, kinesis, args, mode: str) -> dict:
+    tag = uuid.uuid4().hex[:6]
+    names = {k: f"rt-bench-{k.replace('_', '-')}-{tag}" for k in
+             ("latency_in", "latency_out", "throughput_in", "throughput_out")}
+    for name in names.values():
+        streams.create_stream(kinesis, name, args.shards)
+    payload = "x" * args.size
+    for first in range(0, args.records, 500):
+        streams.put_records(kinesis, names["throughput_in"],
+                            [(payload, f"k{i % 1024}") for i in range(first, min(args.records, first + 500))])
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+        pass
+    cfg = {"mode": mode, "endpoint": server.endpoint, "cbor": str(server.cbor_enabled).lower(), "streams": names,
+           "records": args.records, "rate": args.rate, "seconds": args.seconds, "timeout": args.timeout,
+           "fetch_period": args.fetch_period, "record_delay": args.record_delay,
+           "batch_duration": args.batch_duration, "out": out.name}
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], capture_output=True, text=True,
+                          timeout=args.timeout * 2 + args.seconds + 600)
+    result = json.loads(Path(out.name).read_text()) if Path(out.name).stat().st_size else {}
+    if proc.returncode != 0 or not result:
+        result = {"error": f"exit {proc.returncode}: " + proc.stderr[-3000:]}
+    shown = {k: ({x: y for x, y in v.items() if x != "latencies_ms"} if isinstance(v, dict) else v)
+             for k, v in result.items()}
+    print(f"{mode}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
+    for name in names.values():
+        streams.delete_stream(kinesis, name, missing_ok=True)
+    return result
+
+
+def table(results: list) -> str:
+    lines = ["| mode | latency p50 (ms) | p99 (ms) | max (ms) | records/s (backlog) |", "|---|---|---|---|---|"]
+    for r in results:
+        lat, tput = r["result"].get("latency", {}), r["result"].get("throughput", {})
+        if "error" in r["result"]:
+            lines.append(f"| {r['mode']} | failed: {r['result']['error'][:200]} | | | |")
+            continue
+        lines.append(f"| {r['mode']} | {lat.get('p50_ms', lat.get('error', '')[:120])} | {lat.get('p99_ms', '')} | "
+                     f"{lat.get('max_ms', '')} | {tput.get('records_per_s', tput.get('error', '')[:120])} |")
+    return "\n".join(lines)
+
+
+def plot(results: list) -> None:
+    ok = [r for r in results if r["result"].get("latency", {}).get("latencies_ms")]
+    if not ok:
+        return
+    fig, ax = new_figure()
+    for r in ok:
+        lat = r["result"]["latency"]["latencies_ms"]
+        ax.plot(lat, [(i + 1) / len(lat) for i in range(len(lat))], label=r["mode"])
+    ax.set_xscale("log")
+    ax.set_xlabel("input to output arrival (ms, log scale)")
+    ax.set_ylabel("fraction of records")
+    ax.set_title("Kinesis to Kinesis latency: real-time mode and micro-batches", fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    save_figure(fig, "realtime-bench")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--server", default=local_kinesis.KINESALITE,
+                        choices=[local_kinesis.KINESALITE, local_kinesis.KINESIS_MOCK])
+    parser.add_argument("--records", type=int, default=20_000, help="records of the throughput phase")
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--rate", type=int, default=200, help="records/s in the latency phase")
+    parser.add_argument("--seconds", type=int, default=30, help="length of the latency phase")
+    parser.add_argument("--fetch-period", default="50ms", help="minFetchPeriod in real-time mode")
+    parser.add_argument("--record-delay", default="5ms", help="the sink's maxRecordDelay in real-time mode")
+    parser.add_argument("--batch-duration", default="5 minutes", help="real-time batch duration")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds a phase may take")
+    parser.add_argument("--plot", action="store_true", help="write docs/img/realtime-bench.png")
+    parser.add_argument("--replot", action="store_true", help="only draw the plot again from build/realtime-bench.json")
+    args = parser.parse_args()
+    if args.replot:
+        plot(json.loads((ROOT / "build" / "realtime-bench.json").read_text())["runs"])
+        return
+    if args.child:
+        child(json.loads(args.child))
+        return
+    results = []
+    with local_server(args.server) as (server, kinesis):
+        for mode in MODES:
+            results.append({"mode": mode, "result": run_one(server, kinesis, args, mode)})
+    summary = {"versions": versions(args.server), "records": args.records, "size": args.size,
+               "shards": args.shards, "rate": args.rate, "seconds": args.seconds,
+               "fetch_period": args.fetch_period, "record_delay": args.record_delay, "runs": results}
+    print(json.dumps(summary["versions"]))
+    print(table(results))
+    print(f"wrote {write_results('realtime-bench', summary)}")
+    if args.plot:
+        plot(results)
+
+
+if __name__ == "__main__":
+    main()
