@@ -13,7 +13,9 @@ arriving in the input stream to arriving in the output stream, both by the servi
     python examples/real_time.py --stream clicks --output clicks-copy --region us-east-1 \\
         --endpoint-url http://127.0.0.1:4566 --checkpoint /tmp/clicks-rt --option minFetchPeriod=50ms
 
-It runs until Ctrl-C, or until the monitor has seen --max-records records. Writing to Kinesis in real-time mode
+It runs until Ctrl-C, or until the monitor has seen --max-records records. Each input shard holds a task slot for
+the whole real-time batch: give Spark more cores than the input stream has shards (e.g. local[4] for two), so that
+the monitor's micro-batches have some too. Writing to Kinesis in real-time mode
 needs three settings, made here (docs/source.md, "Real-time mode"): Spark's real-time allowlist check off for the
 session, asyncProgressTrackingEnabled=false on the query, and the sink option maxRecordDelay. Delivery is
 at-least-once: the source_shard, source_sequence and source_sub fields name each input record for de-duplication.

@@ -24,11 +24,11 @@ RUN_TIMEOUT_S = 300
 PROGRESS = re.compile(r"^\[(\w+)\] batch (\d+): ([\d,]+) records in ")
 
 
-def _run_example(script: str, *args: str) -> str:
+def _run_example(script: str, *args: str, master: str = "local[2]") -> str:
     """Runs an example to completion and returns its standard output; fails with its output if it fails."""
     env = dict(os.environ,
                AWS_ACCESS_KEY_ID="local-test-key", AWS_SECRET_ACCESS_KEY="local-test-secret",
-               PYSPARK_SUBMIT_ARGS="--master local[2] --conf spark.ui.enabled=false pyspark-shell")
+               PYSPARK_SUBMIT_ARGS=f"--master {master} --conf spark.ui.enabled=false pyspark-shell")
     env.pop("PYTHONPATH", None)
     result = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -149,7 +149,9 @@ def test_real_time(kinesis_mock_server, stream_name, tmp_path):
 
     stdout = _run_example("real_time.py", "--stream", source, "--output", target, "--region", streams.REGION,
                           "--endpoint-url", kinesis_mock_server.endpoint, "--checkpoint", str(tmp_path / "rt"),
-                          "--max-records", str(len(records)), "--option", "minFetchPeriod=50ms")
+                          "--max-records", str(len(records)), "--option", "minFetchPeriod=50ms",
+                          # A task slot for each input shard for the whole batch, and more for the monitor.
+                          master="local[4]")
 
     written = [(r["partition_key"], json.loads(r["data"])) for r in streams.read_all(kinesis, target)]
     assert sorted((key, out["data"]) for key, out in written) == sorted((key, data) for data, key in records)
