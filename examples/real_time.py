@@ -78,7 +78,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     assert writer is not None
     pipeline = (writer.option("asyncProgressTrackingEnabled", "false")
                 .option("checkpointLocation", f"{args.checkpoint}/pipeline").queryName(NAME)
-                .outputMode("update").trigger(realTime=args.batch_duration).start())
+                .outputMode("update")
+                # PySpark 4.1+ takes realTime=; its type hints' overloads do not list it yet.
+                .trigger(realTime=args.batch_duration)  # type: ignore[call-overload]
+                .start())
 
     seen = {"records": 0}
 
