@@ -131,7 +131,11 @@ def child(cfg: dict) -> None:
     class Server:  # what streams.client needs of a server
         endpoint = cfg["endpoint"]
         cbor_enabled = cfg["cbor"] == "true"
-    conf = {"spark.sql.streaming.realTimeMode.allowlistCheck": "false"} if cfg["mode"] == "real-time" else {}
+    # A real-time batch holds a task slot per shard for its whole length: both modes get the same cores, more
+    # than the shards (the tasks mostly wait on the server).
+    conf = {"spark.master": f"local[{cfg['slots']}]"}
+    if cfg["mode"] == "real-time":
+        conf["spark.sql.streaming.realTimeMode.allowlistCheck"] = "false"
     spark = spark_session(f"realtime-bench-{cfg['mode']}", conf=conf)
     kinesis = streams.client(Server())
     work = Path(tempfile.mkdtemp(prefix="realtime-bench-"))
@@ -170,7 +174,7 @@ def run_one(server, kinesis, args, mode: str) -> dict:
     cfg = {"mode": mode, "endpoint": server.endpoint, "cbor": str(server.cbor_enabled).lower(), "streams": names,
            "records": args.records, "rate": args.rate, "seconds": args.seconds, "timeout": args.timeout,
            "fetch_period": args.fetch_period, "record_delay": args.record_delay,
-           "batch_duration": args.batch_duration, "out": out.name}
+           "batch_duration": args.batch_duration, "slots": args.shards + 2, "out": out.name}
     started = time.monotonic()
     proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], capture_output=True, text=True,
                           timeout=args.timeout * 2 + args.seconds + 600)

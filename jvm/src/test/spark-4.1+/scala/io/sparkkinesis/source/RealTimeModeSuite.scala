@@ -163,6 +163,25 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     assert(landed.sorted == (0 until 150).map(i => s"R$i").sorted)
   }
 
+  test("a real-time query reads by enhanced fan-out, records pushed to its tasks") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-efo", 2)
+    val sink = s"efo-${System.nanoTime()}"
+    put(server, stream, records(0, 100))
+    val query = source(server, stream, Map("consumerMode" -> "efo", "requireConsumerDeregistration" -> "true"))
+      .selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
+      .writeStream.foreach(new Collected(sink)).option("checkpointLocation", Files.createTempDirectory("rtm-efo").toString)
+      .outputMode("update").trigger(Trigger.RealTime("5 minutes")).start()
+    try {
+      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
+      put(server, stream, records(100, 150))
+      await(query, "150 records")(Collected.rows(sink).size >= 150)
+      // Within the first batch: the records came through the tasks' subscriptions, not at a batch's end.
+      assert(query.recentProgress.isEmpty)
+    } finally query.stop()
+    assert(Collected.rows(sink).map(_.data).sorted == (0 until 150).map(i => s"r$i").sorted)
+  }
+
   test("options with no meaning in real-time mode are refused by name") {
     val server = kinesisMock
     val stream = freshStream(server, "rtm-options", 1)
