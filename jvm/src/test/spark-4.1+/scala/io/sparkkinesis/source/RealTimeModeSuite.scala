@@ -170,7 +170,8 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     put(server, stream, records(0, 100))
     val query = source(server, stream, Map("consumerMode" -> "efo", "requireConsumerDeregistration" -> "true"))
       .selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
-      .writeStream.foreach(new Collected(sink)).option("checkpointLocation", Files.createTempDirectory("rtm-efo").toString)
+      .writeStream.foreach(new Collected(sink)).option("checkpointLocation",
+        Files.createTempDirectory("rtm-efo").toString)
       .outputMode("update").trigger(Trigger.RealTime("5 minutes")).start()
     try {
       await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
