@@ -26,14 +26,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source"))
 
-from common import ROOT, local_server, new_figure, save_figure, spark_session, write_results  # noqa: E402
+from common import (ROOT, local_server, new_figure, phase_arguments, replot_or_child, run_child,  # noqa: E402
+                    finish, results_table, save_figure, spark_session, write_at_rate)
 from harness import local_kinesis, streams  # noqa: E402
 
 CONNECTOR = "spark-kinesis"
@@ -113,26 +113,14 @@ def latency(spark, cfg: dict, work: Path, kinesis) -> dict:
             if query.exception() is not None:
                 return {"error": str(query.exception())[:2000]}
             time.sleep(0.05)
-        stop = threading.Event()
+        def put(first: int, count: int) -> None:
+            ids = [f"r{first + i}" for i in range(count)]
+            streams.put_records(kinesis, cfg["latency_stream"], [(i, i) for i in ids])
+            now = time.time()
+            for i in ids:
+                acked[i] = now
 
-        def write() -> None:
-            n, tick, per_tick = 0, 0.1, max(1, cfg["rate"] // 10)
-            end = time.monotonic() + cfg["latency_seconds"]
-            next_at = time.monotonic()
-            while time.monotonic() < end and not stop.is_set():
-                ids = [f"r{n + i}" for i in range(per_tick)]
-                streams.put_records(kinesis, cfg["latency_stream"], [(i, i) for i in ids])
-                now = time.time()
-                for i in ids:
-                    acked[i] = now
-                n += per_tick
-                next_at += tick
-                time.sleep(max(0.0, next_at - time.monotonic()))
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        writer.join(cfg["latency_seconds"] + 60)
-        stop.set()
+        write_at_rate(put, cfg["rate"], cfg["latency_seconds"])
         deadline = time.monotonic() + 60
         while len(arrived) < len(acked) and time.monotonic() < deadline:
             if query.exception() is not None:
@@ -192,18 +180,12 @@ def run_one(server, kinesis, args, connector: str, mode: str) -> dict:
     streams.create_stream(kinesis, tput, args.shards)
     streams.create_stream(kinesis, lat, args.shards)
     fill(kinesis, tput, args.records, args.size)
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
-        pass
     cfg = {"connector": connector, "mode": mode, "endpoint": server.endpoint,
            "cbor": str(server.cbor_enabled).lower(), "throughput_stream": tput, "latency_stream": lat,
            "records": args.records, "rate": args.rate, "latency_seconds": args.latency_seconds,
-           "timeout": args.timeout, "peer_jar": args.peer_jar, "out": out.name}
+           "timeout": args.timeout, "peer_jar": args.peer_jar}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], capture_output=True, text=True,
-                          timeout=args.timeout * 2 + args.latency_seconds + 300)
-    result = json.loads(Path(out.name).read_text() or "{}") if Path(out.name).stat().st_size else {}
-    if proc.returncode != 0 or not result:
-        result = {"error": f"exit {proc.returncode}: " + proc.stderr[-3000:]}
+    result = run_child(__file__, cfg, args.timeout * 2 + args.latency_seconds + 300)
     print(f"{connector} {mode}: {json.dumps(result)} ({time.monotonic() - started:.0f} s)", flush=True)
     for s in (tput, lat):
         streams.delete_stream(kinesis, s, missing_ok=True)
@@ -211,17 +193,9 @@ def run_one(server, kinesis, args, connector: str, mode: str) -> dict:
 
 
 def table(results: list) -> str:
-    lines = ["| connector | mode | records/s | first rows after (s) | latency p50 (ms) | p99 (ms) |",
-             "|---|---|---|---|---|---|"]
-    for r in results:
-        t, lat = r["result"].get("throughput", {}), r["result"].get("latency", {})
-        if "error" in r["result"]:
-            lines.append(f"| {r['connector']} | {r['mode']} | failed: {r['result']['error'][:200]} | | | |")
-            continue
-        lines.append(f"| {r['connector']} | {r['mode']} | {t.get('records_per_s', t.get('error', '')[:120])} | "
-                     f"{t.get('first_rows_after_s', '')} | {lat.get('p50_ms', lat.get('error', '')[:120])}"
-                     f" | {lat.get('p99_ms', '')} |")
-    return "\n".join(lines)
+    return results_table(results, ["connector", "mode"], [
+        ("records/s", "throughput", "records_per_s"), ("first rows after (s)", "throughput", "first_rows_after_s"),
+        ("latency p50 (ms)", "latency", "p50_ms"), ("p99 (ms)", "latency", "p99_ms")])
 
 
 def plot(results: list) -> None:
@@ -251,23 +225,12 @@ def plot(results: list) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--records", type=int, default=50_000)
-    parser.add_argument("--size", type=int, default=100)
-    parser.add_argument("--shards", type=int, default=4)
-    parser.add_argument("--rate", type=int, default=200, help="records/s in the latency phase")
+    phase_arguments(parser, "efo-bench", records=50_000)
     parser.add_argument("--latency-seconds", type=int, default=30)
-    parser.add_argument("--timeout", type=int, default=300, help="seconds a throughput or latency phase may take")
     parser.add_argument("--peer-jar", help="the awslabs connector's jar (built from its source); without it, only "
                                            "this connector runs")
-    parser.add_argument("--plot", action="store_true", help="write docs/img/efo-bench.png")
-    parser.add_argument("--replot", action="store_true", help="only draw the plot again from build/efo-bench.json")
     args = parser.parse_args()
-    if args.replot:
-        plot(json.loads((ROOT / "build" / "efo-bench.json").read_text())["runs"])
-        return
-    if args.child:
-        child(json.loads(args.child))
+    if replot_or_child(args, "efo-bench", plot, child):
         return
     if args.peer_jar and not Path(args.peer_jar).is_file():
         parser.error(f"--peer-jar {args.peer_jar}: no such file")
@@ -280,11 +243,7 @@ def main() -> None:
     summary = {"versions": versions(args.peer_jar), "records": args.records, "size": args.size,
                "shards": args.shards, "rate": args.rate, "latency_seconds": args.latency_seconds,
                "runs": results}
-    print(json.dumps(summary["versions"]))
-    print(table(results))
-    print(f"wrote {write_results('efo-bench', summary)}")
-    if args.plot:
-        plot(results)
+    finish("efo-bench", summary, table(results), plot if args.plot else None)
 
 
 if __name__ == "__main__":

@@ -24,14 +24,14 @@ import json
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source"))
 
-from common import ROOT, local_server, new_figure, save_figure, spark_session, write_results  # noqa: E402
+from common import (ROOT, local_server, new_figure, phase_arguments, replot_or_child, run_child,  # noqa: E402
+                    finish, results_table, save_figure, spark_session, write_at_rate)
 from harness import local_kinesis, streams  # noqa: E402
 
 MODES = ("micro-batch", "real-time")
@@ -81,23 +81,10 @@ def latency(spark, cfg: dict, kinesis, work: Path) -> dict:
         streams.put_records(kinesis, source, [("warm-up", "k")])
         if not wait_for_output(query, kinesis, target, 1, 180):
             return {"error": "the warm-up record did not come through in 180 s"}
-        written = 0
-
-        def write() -> None:
-            nonlocal written
-            tick, per_tick = 0.05, max(1, cfg["rate"] // 20)
-            end = time.monotonic() + cfg["seconds"]
-            next_at = time.monotonic()
-            while time.monotonic() < end:
-                streams.put_records(kinesis, source, [(f"r{written + i}", f"k{(written + i) % 64}")
-                                                      for i in range(per_tick)])
-                written += per_tick
-                next_at += tick
-                time.sleep(max(0.0, next_at - time.monotonic()))
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        writer.join(cfg["seconds"] + 60)
+        written = write_at_rate(
+            lambda first, count: streams.put_records(
+                kinesis, source, [(f"r{first + i}", f"k{(first + i) % 64}") for i in range(count)]),
+            cfg["rate"], cfg["seconds"], tick=0.05)
         if not wait_for_output(query, kinesis, target, written + 1, 120):
             return {"error": f"not every one of {written} records came through in 120 s"}
     finally:
@@ -169,18 +156,12 @@ def run_one(server, kinesis, args, mode: str) -> dict:
     for first in range(0, args.records, 500):
         streams.put_records(kinesis, names["throughput_in"],
                             [(payload, f"k{i % 1024}") for i in range(first, min(args.records, first + 500))])
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
-        pass
     cfg = {"mode": mode, "endpoint": server.endpoint, "cbor": str(server.cbor_enabled).lower(), "streams": names,
            "records": args.records, "rate": args.rate, "seconds": args.seconds, "timeout": args.timeout,
            "fetch_period": args.fetch_period, "record_delay": args.record_delay,
-           "batch_duration": args.batch_duration, "slots": args.shards + 2, "out": out.name}
+           "batch_duration": args.batch_duration, "slots": args.shards + 2}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], capture_output=True, text=True,
-                          timeout=args.timeout * 2 + args.seconds + 600)
-    result = json.loads(Path(out.name).read_text()) if Path(out.name).stat().st_size else {}
-    if proc.returncode != 0 or not result:
-        result = {"error": f"exit {proc.returncode}: " + proc.stderr[-3000:]}
+    result = run_child(__file__, cfg, args.timeout * 2 + args.seconds + 600)
     shown = {k: ({x: y for x, y in v.items() if x != "latencies_ms"} if isinstance(v, dict) else v)
              for k, v in result.items()}
     print(f"{mode}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
@@ -190,15 +171,9 @@ def run_one(server, kinesis, args, mode: str) -> dict:
 
 
 def table(results: list) -> str:
-    lines = ["| mode | latency p50 (ms) | p99 (ms) | max (ms) | records/s (backlog) |", "|---|---|---|---|---|"]
-    for r in results:
-        lat, tput = r["result"].get("latency", {}), r["result"].get("throughput", {})
-        if "error" in r["result"]:
-            lines.append(f"| {r['mode']} | failed: {r['result']['error'][:200]} | | | |")
-            continue
-        lines.append(f"| {r['mode']} | {lat.get('p50_ms', lat.get('error', '')[:120])} | {lat.get('p99_ms', '')} | "
-                     f"{lat.get('max_ms', '')} | {tput.get('records_per_s', tput.get('error', '')[:120])} |")
-    return "\n".join(lines)
+    return results_table(results, ["mode"], [
+        ("latency p50 (ms)", "latency", "p50_ms"), ("p99 (ms)", "latency", "p99_ms"), ("max (ms)", "latency", "max_ms"),
+        ("records/s (backlog)", "throughput", "records_per_s")])
 
 
 def plot(results: list) -> None:
@@ -220,26 +195,15 @@ def plot(results: list) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    phase_arguments(parser, "realtime-bench", records=20_000)
     parser.add_argument("--server", default=local_kinesis.KINESALITE,
                         choices=[local_kinesis.KINESALITE, local_kinesis.KINESIS_MOCK])
-    parser.add_argument("--records", type=int, default=20_000, help="records of the throughput phase")
-    parser.add_argument("--size", type=int, default=100)
-    parser.add_argument("--shards", type=int, default=4)
-    parser.add_argument("--rate", type=int, default=200, help="records/s in the latency phase")
     parser.add_argument("--seconds", type=int, default=30, help="length of the latency phase")
     parser.add_argument("--fetch-period", default="50ms", help="minFetchPeriod in real-time mode")
     parser.add_argument("--record-delay", default="5ms", help="the sink's maxRecordDelay in real-time mode")
     parser.add_argument("--batch-duration", default="5 minutes", help="real-time batch duration")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds a phase may take")
-    parser.add_argument("--plot", action="store_true", help="write docs/img/realtime-bench.png")
-    parser.add_argument("--replot", action="store_true", help="only draw the plot again from build/realtime-bench.json")
     args = parser.parse_args()
-    if args.replot:
-        plot(json.loads((ROOT / "build" / "realtime-bench.json").read_text())["runs"])
-        return
-    if args.child:
-        child(json.loads(args.child))
+    if replot_or_child(args, "realtime-bench", plot, child):
         return
     results = []
     with local_server(args.server) as (server, kinesis):
@@ -248,11 +212,7 @@ def main() -> None:
     summary = {"versions": versions(args.server), "records": args.records, "size": args.size,
                "shards": args.shards, "rate": args.rate, "seconds": args.seconds,
                "fetch_period": args.fetch_period, "record_delay": args.record_delay, "runs": results}
-    print(json.dumps(summary["versions"]))
-    print(table(results))
-    print(f"wrote {write_results('realtime-bench', summary)}")
-    if args.plot:
-        plot(results)
+    finish("realtime-bench", summary, table(results), plot if args.plot else None)
 
 
 if __name__ == "__main__":

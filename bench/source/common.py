@@ -4,8 +4,11 @@ arrived, and where the results go. Not a test: nothing here asserts."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
+import subprocess
+import tempfile
 import os
 import sys
 import time
@@ -96,3 +99,83 @@ def save_figure(fig, name: str) -> Path:
     fig.savefig(target, dpi=120)
     print(f"wrote {target}")
     return target
+
+
+def phase_arguments(parser: argparse.ArgumentParser, name: str, records: int) -> None:
+    """The options of a benchmark with a throughput and a latency phase, run in child processes (bench/efo and
+    bench/realtime): its data, its rate, its time limit, and its plot docs/img/<name>.png."""
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--records", type=int, default=records, help="records of the throughput phase")
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--rate", type=int, default=200, help="records/s in the latency phase")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds a throughput or latency phase may take")
+    parser.add_argument("--plot", action="store_true", help=f"write docs/img/{name}.png")
+    parser.add_argument("--replot", action="store_true", help=f"only draw the plot again from build/{name}.json")
+
+
+def replot_or_child(args: argparse.Namespace, name: str, plot: Callable[[list], None],
+                    child: Callable[[dict], None]) -> bool:
+    """Does what --replot or --child asks, if either; False when the benchmark is to run."""
+    if args.replot:
+        plot(json.loads((ROOT / "build" / f"{name}.json").read_text())["runs"])
+        return True
+    if args.child:
+        child(json.loads(args.child))
+        return True
+    return False
+
+
+def run_child(script: str, cfg: dict, timeout: float) -> dict:
+    """Runs `script --child <cfg>` in a Python process of its own and returns the JSON it wrote to the file
+    cfg["out"] names (set here), or {"error": ...} with the end of its standard error."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+        pass
+    cfg = dict(cfg, out=out.name)
+    proc = subprocess.run([sys.executable, script, "--child", json.dumps(cfg)], capture_output=True, text=True,
+                          timeout=timeout)
+    result = json.loads(Path(out.name).read_text()) if Path(out.name).stat().st_size else {}
+    if proc.returncode != 0 or not result:
+        result = {"error": f"exit {proc.returncode}: " + proc.stderr[-3000:]}
+    return result
+
+
+def finish(name: str, summary: dict, table: str, plot: Callable[[list], None] | None) -> None:
+    """Prints the versions and the results table, writes build/<name>.json, and draws the plot when asked."""
+    print(json.dumps(summary["versions"]))
+    print(table)
+    print(f"wrote {write_results(name, summary)}")
+    if plot is not None:
+        plot(summary["runs"])
+
+
+def write_at_rate(put: Callable[[int, int], None], rate: int, seconds: float, tick: float = 0.1) -> int:
+    """Calls put(first, count) every `tick` seconds for `seconds`, `rate` records per second in all (the records
+    first .. first+count-1 of the run); returns how many records it put."""
+    per_tick = max(1, round(rate * tick))
+    written = 0
+    end = time.monotonic() + seconds
+    next_at = time.monotonic()
+    while time.monotonic() < end:
+        put(written, per_tick)
+        written += per_tick
+        next_at += tick
+        time.sleep(max(0.0, next_at - time.monotonic()))
+    return written
+
+
+def results_table(results: list, labels: list[str], columns: list[tuple[str, str, str]]) -> str:
+    """A Markdown table of child results: the `labels` keys of each run, then one column per (header, phase, key)
+    of its result; a failed run or phase shows its error instead."""
+    lines = ["| " + " | ".join(labels + [c[0] for c in columns]) + " |", "|" + "---|" * (len(labels) + len(columns))]
+    for r in results:
+        names = [str(r[k]) for k in labels]
+        if "error" in r["result"]:
+            cells = [f"failed: {r['result']['error'][:200]}"] + [""] * (len(columns) - 1)
+        else:
+            cells = []
+            for _, phase, key in columns:
+                part = r["result"].get(phase, {})
+                cells.append(str(part.get(key, part.get("error", "")[:120])))
+        lines.append("| " + " | ".join(names + cells) + " |")
+    return "\n".join(lines)
