@@ -9,6 +9,9 @@ Which executor ran which task is read from each application's Spark event log.
 * speculation: a streaming query whose first attempt of one task per batch sleeps; with ``spark.speculation`` a
   copy of it runs on the other host and wins, and the output still holds every record once, in key order.
   Local mode never speculates, and Spark never places a speculative copy on a host that runs the original.
+* real-time mode (tests/drivers/realtime_cluster_app.py): long-running tasks on both executors read a two-shard
+  stream and write to another; each batch starts where the driver merged the executors' offsets, and the output
+  holds every record once, in key order.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from harness.waiting import text_tail
 from test_streaming_exactly_once import KEYS, RUN_TIMEOUT, SEED, base_config
 
 APP = DRIVERS_DIR / "cluster_app.py"
+REALTIME_APP = DRIVERS_DIR / "realtime_cluster_app.py"
 HOSTS = sorted(standalone_cluster.WORKER_HOSTS)
 
 # spark-submit application
@@ -71,6 +75,35 @@ def run_logged(command: List[str], env: Dict[str, str], log_path: Path, timeout:
             raise AssertionError(f"{command[0]} did not end within {timeout:.0f} s:\n{text_tail(log_path, 6000)}")
 
 
+def connector_jar() -> str:
+    """The jar the installed wheel ships, as ``python -m spark_kinesis jar`` prints it."""
+    jar = subprocess.run([sys.executable, "-m", "spark_kinesis", "jar"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.strip()
+    assert Path(jar).is_file(), f"python -m spark_kinesis jar printed {jar!r}"
+    return jar
+
+
+def submit(app: Path, config: dict, spark_cluster, events: Path, tmp_path: Path, jar: str) -> None:
+    """Runs ``app`` with ``config`` on the cluster by spark-submit (client mode, the connector from --jars, the event
+    log in ``events``); fails with its log and the cluster's when it does not exit 0."""
+    (tmp_path / "app.json").write_text(json.dumps(config, indent=1))
+    command = [str(standalone_cluster.spark_home() / "bin" / "spark-submit"),
+               "--master", spark_cluster.master_url, "--deploy-mode", "client", "--jars", jar,
+               "--driver-memory", "1g"]
+    conf = dict(cluster_conf(spark_cluster, events), **{"spark.driver.host": "127.0.0.1",
+                                                         "spark.driver.bindAddress": "127.0.0.1"})
+    for key, value in conf.items():
+        command += ["--conf", f"{key}={value}"]
+    command += [str(app), str(tmp_path / "app.json")]
+    env = dict(spark_cluster.app_env(), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+
+    log_path = tmp_path / "spark-submit.log"
+    code = run_logged(command, env, log_path, APP_TIMEOUT, tmp_path)
+    assert code == 0, (f"spark-submit exited with {code}:\n{text_tail(log_path, 6000)}\n\n"
+                       f"cluster:\n{spark_cluster.logs(15)}")
+
+
 def hosts_of(tasks: List[TaskRun]) -> List[str]:
     return sorted({t.host for t in tasks})
 
@@ -79,9 +112,7 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
                                                             tmp_path):
     """spark-submit --jars: a batch write and a streaming read run tasks on both workers; every record once."""
     streams.create_stream(streams.client(kinesis_mock_server), stream_name, APP_SHARDS)
-    jar = subprocess.run([sys.executable, "-m", "spark_kinesis", "jar"], capture_output=True, text=True,
-                         check=True, timeout=60).stdout.strip()
-    assert Path(jar).is_file(), f"python -m spark_kinesis jar printed {jar!r}"
+    jar = connector_jar()
     events = tmp_path / "events"
     config = {
         "stream": stream_name,
@@ -94,22 +125,7 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
         "result": str(tmp_path / "result.json"),
         "timeout": APP_TIMEOUT - 60,
     }
-    (tmp_path / "app.json").write_text(json.dumps(config, indent=1))
-    command = [str(standalone_cluster.spark_home() / "bin" / "spark-submit"),
-               "--master", spark_cluster.master_url, "--deploy-mode", "client", "--jars", jar,
-               "--driver-memory", "1g"]
-    conf = dict(cluster_conf(spark_cluster, events), **{"spark.driver.host": "127.0.0.1",
-                                                         "spark.driver.bindAddress": "127.0.0.1"})
-    for key, value in conf.items():
-        command += ["--conf", f"{key}={value}"]
-    command += [str(APP), str(tmp_path / "app.json")]
-    env = dict(spark_cluster.app_env(), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    env.pop("PYSPARK_SUBMIT_ARGS", None)
-
-    log_path = tmp_path / "spark-submit.log"
-    code = run_logged(command, env, log_path, APP_TIMEOUT, tmp_path)
-    assert code == 0, (f"spark-submit exited with {code}:\n{text_tail(log_path, 6000)}\n\n"
-                       f"cluster:\n{spark_cluster.logs(15)}")
+    submit(APP, config, spark_cluster, events, tmp_path, jar)
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["rows"] == APP_RECORDS, result
     assert len(result["batches"]) >= 3, f"maxRecordsPerTrigger should give several batches: {result}"
@@ -127,6 +143,36 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
     batch = [t for t in log.tasks() if t not in streaming]
     assert hosts_of(batch) == HOSTS, f"the batch write's tasks ran on {hosts_of(batch)} only"
     assert hosts_of(streaming) == HOSTS, f"the streaming query's tasks ran on {hosts_of(streaming)} only"
+
+
+def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_last_ended(
+        spark_cluster, kinesalite_server, stream_name, tmp_path):
+    """Real-time mode on the cluster: a task per shard on each executor JVM, offsets merged on the driver from
+    both; three completed batches, and the output stream holds every record once, in key order."""
+    kinesis = streams.client(kinesalite_server)
+    output = f"{stream_name}-out"
+    streams.create_stream(kinesis, stream_name, 2)
+    streams.create_stream(kinesis, output, 1)
+    records = [(json.dumps({"id": i, "key": f"k{i % 20}", "seq": i // 20}), f"k{i % 20}") for i in range(600)]
+    streams.put_records(kinesis, stream_name, records)
+    events = tmp_path / "events"
+    config = {"stream": stream_name, "output": output, "options": connector_options(kinesalite_server),
+              "endpoint": kinesalite_server.endpoint, "cborEnabled": kinesalite_server.cbor_enabled,
+              "records": len(records), "batches": 3, "batchSeconds": 5,
+              "checkpoint": str(tmp_path / "checkpoint"), "result": str(tmp_path / "result.json"),
+              "timeout": APP_TIMEOUT - 60}
+    submit(REALTIME_APP, config, spark_cluster, events, tmp_path, connector_jar())
+
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert len(result["batches"]) >= 3, result
+    rows = [json.loads(r["data"]) for r in streams.read_all(kinesis, output)]
+    expect_ids((r["id"] for r in rows), range(len(records)))
+    by_key: Dict[str, List[int]] = collections.defaultdict(list)
+    for r in rows:
+        by_key[r["key"]].append(r["seq"])
+    assert all(seqs == sorted(seqs) for seqs in by_key.values()), "a key's records left out of order"
+    tasks = EventLog.single_in(events).streaming_tasks()
+    assert hosts_of(tasks) == HOSTS, f"the real-time tasks ran on {hosts_of(tasks)} only"
 
 
 def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, kinesalite_server, stream_name,
