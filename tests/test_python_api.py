@@ -159,7 +159,7 @@ def test_python_values_of_the_wrong_kind_name_the_argument():
     assert "Option 'initial_timestamp' has the naive datetime '2026-01-31T00:00:00'; give it a timezone" in str(err.value)
     with pytest.raises(KinesisOptionError) as err:
         kinesis_stream(NoJvm(), "orders", min_fetch_period="fast")
-    assert ("Option 'min_fetch_period' has the value 'fast', but it must be a duration from 200ms to 240s such as "
+    assert ("Option 'min_fetch_period' has the value 'fast', but it must be a duration from 50ms to 240s such as "
             "200ms, 5s or 2m (or a datetime.timedelta)") in str(err.value)
     with pytest.raises(KinesisOptionError) as err:
         kinesis_stream(NoJvm(), "orders", fetch_buffer_size=dt.timedelta(seconds=1))
