@@ -148,17 +148,19 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
 def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_last_ended(
         spark_cluster, kinesalite_server, stream_name, tmp_path):
     """Real-time mode on the cluster: a task per shard on each executor JVM, offsets merged on the driver from
-    both; three completed batches, and the output stream holds every record once, in key order."""
+    both; a split while it runs (the executor's task lists the shards and goes on into the children); three
+    completed batches, and the output stream holds every record once, in key order."""
     kinesis = streams.client(kinesalite_server)
     output = f"{stream_name}-out"
     streams.create_stream(kinesis, stream_name, 2)
     streams.create_stream(kinesis, output, 1)
-    records = [(json.dumps({"id": i, "key": f"k{i % 20}", "seq": i // 20}), f"k{i % 20}") for i in range(600)]
-    streams.put_records(kinesis, stream_name, records)
+    records = [(json.dumps({"id": i, "key": f"k{i % 20}", "seq": i // 20}), f"k{i % 20}") for i in range(900)]
+    streams.put_records(kinesis, stream_name, records[:600])
     events = tmp_path / "events"
     config = {"stream": stream_name, "output": output, "options": connector_options(kinesalite_server),
               "endpoint": kinesalite_server.endpoint, "cborEnabled": kinesalite_server.cbor_enabled,
-              "records": len(records), "batches": 3, "batchSeconds": 5,
+              "records": 600, "split": "shardId-000000000000", "later": records[600:], "batches": 3,
+              "batchSeconds": 5,
               "checkpoint": str(tmp_path / "checkpoint"), "result": str(tmp_path / "result.json"),
               "timeout": APP_TIMEOUT - 60}
     submit(REALTIME_APP, config, spark_cluster, events, tmp_path, connector_jar())
@@ -173,6 +175,10 @@ def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_
     assert all(seqs == sorted(seqs) for seqs in by_key.values()), "a key's records left out of order"
     tasks = EventLog.single_in(events).streaming_tasks()
     assert hosts_of(tasks) == HOSTS, f"the real-time tasks ran on {hosts_of(tasks)} only"
+    # The task that read the parent to its end listed the shards on its executor and went on into the children.
+    executor_logs = "".join(p.read_text(errors="replace")
+                            for p in spark_cluster.workdir.glob(f"worker-*/{result['applicationId']}/*/stderr"))
+    assert "a child of ended shard shardId-000000000000" in executor_logs, "no executor went on into the children"
 
 
 def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, kinesalite_server, stream_name,

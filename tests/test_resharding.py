@@ -50,14 +50,6 @@ MAX_DELIVERY_LATENCY_S = 30.0
 # Writing
 # ---------------------------------------------------------------------------------------------
 
-def split_in_half(kinesis, stream: str, shard_id: str) -> None:
-    """SplitShard at the middle of the shard's hash range; waits for ACTIVE."""
-    shard = next(s for s in streams.list_shards(kinesis, stream) if s["ShardId"] == shard_id)
-    lo, hi = int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
-    kinesis.split_shard(StreamName=stream, ShardToSplit=shard_id, NewStartingHashKey=str((lo + hi + 1) // 2))
-    streams.wait_active(kinesis, stream)
-
-
 def merge(kinesis, stream: str, a: str, b: str) -> None:
     kinesis.merge_shards(StreamName=stream, ShardToMerge=a, AdjacentShardToMerge=b)
     streams.wait_active(kinesis, stream)
@@ -379,7 +371,7 @@ def test_split_mid_stream_under_continuous_writes(spark, request, kind, stream_n
         # About 5 s of writes on each side of the split.
         writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=20, pause=0.1)
         writer.wait_written(n // 2)
-        split_in_half(kinesis, stream_name, "shardId-000000000000")
+        streams.split_in_half(kinesis, stream_name, "shardId-000000000000")
         writer.join()
         await_delivery(query, collector, writer, kinesis, stream_name, checkpoint)
     finally:
@@ -444,7 +436,7 @@ def test_chain_of_split_merge_and_update_shard_count_while_writing(spark, kinesi
         writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=25, pause=0.1)
         steps = [
             # A -> B, C, then B, C -> D: a merge whose parents are themselves children.
-            lambda: split_in_half(kinesis, stream_name, "shardId-000000000000"),
+            lambda: streams.split_in_half(kinesis, stream_name, "shardId-000000000000"),
             lambda: merge(kinesis, stream_name, "shardId-000000000004", "shardId-000000000005"),
             # The service refuses to go below half the open shards in one call, so 8 -> 3 goes through 4.
             lambda: update_shard_count(kinesis, stream_name, 8),
@@ -492,7 +484,7 @@ def test_restart_from_a_checkpoint_taken_before_a_split(spark, kinesis_mock_serv
         f"the parent should be partly read when the query stops: {at_stop}")
     first_run_batches = set(collector.batches)
 
-    split_in_half(kinesis, stream_name, parent)
+    streams.split_in_half(kinesis, stream_name, parent)
     writer.put_records(1000)
 
     query = start_query(spark, kinesis_mock_server, stream_name, checkpoint, collector, maxRecordsPerTrigger=300)
@@ -562,7 +554,7 @@ def test_one_shard_on_four_cores_survives_a_split(kinesis_mock_server, stream_na
         assert driver.alive(), driver.log_tail()
         writer = Writer(kinesis, stream_name, keys=KEYS).start(n, chunk=20, pause=0.1)
         writer.wait_written(n // 2)
-        split_in_half(kinesis, stream_name, "shardId-000000000000")
+        streams.split_in_half(kinesis, stream_name, "shardId-000000000000")
         writer.join()
         await_driver_delivery(driver, output, writer, kinesis, stream_name, checkpoint)
         assert driver.stop() == 0, driver.log_tail()
@@ -633,7 +625,7 @@ def test_crash_at_shard_end_reads_children_and_not_the_parent_again(kinesis_mock
     for _, parent, _, _ in CRASHES:
         writer.put_records(300)
         last_of[parent] = writer.last_sequence_on(parent)
-        split_in_half(kinesis, stream_name, parent)
+        streams.split_in_half(kinesis, stream_name, parent)
     writer.put_records(300)
     checkpoint, output = tmp_path / "cp", tmp_path / "out"
     hits, states, calls_after = [], [], []

@@ -3,10 +3,12 @@
 
 It reads ``stream`` with ``kinesis_stream`` in real-time mode (Spark 4.1+; batches of ``batchSeconds``) and writes
 each record unchanged to ``output`` with the Kinesis sink (``maxRecordDelay``, ``ordering=perKey``), the settings
-docs/source.md gives for Kinesis to Kinesis. It stops once ``batches`` batches have completed (each later batch
-started from the end offset the driver merged from the executors' tasks) and ``output`` holds ``records`` records
-(counted with boto3), writes ``result`` (JSON: application id, completed batch ids, records seen) and exits 0; it
-exits 1 when the query failed or that did not happen in ``timeout`` seconds.
+docs/source.md gives for Kinesis to Kinesis. Once ``output`` holds the ``records`` records put before the start, it
+splits shard ``split`` of ``stream`` in half while the query runs and puts the ``later`` records (``[data, key]``
+pairs). It stops once ``batches`` batches have completed (each later batch started from the end offset the driver
+merged from the executors' tasks) and ``output`` holds every record (counted with boto3), writes ``result`` (JSON:
+application id, completed batch ids, records seen) and exits 0; it exits 1 when the query failed or that did not
+happen in ``timeout`` seconds.
 
 Usage::
 
@@ -14,7 +16,7 @@ Usage::
         tests/drivers/realtime_cluster_app.py CONFIG
 
 CONFIG is a JSON file: ``stream``, ``output``, ``options`` (connector options for both directions), ``endpoint``,
-``cborEnabled``, ``records``, ``batches``, ``batchSeconds``, ``checkpoint``, ``result``, ``timeout``.
+``cborEnabled``, ``records``, ``split``, ``later``, ``batches``, ``batchSeconds``, ``checkpoint``, ``result``, ``timeout``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def main(config_path: str) -> int:
              .option("checkpointLocation", config["checkpoint"]).outputMode("update")
              .trigger(realTime=f"{int(config['batchSeconds'])} seconds").start())
     code, seen = 1, 0
+    expected, split = int(config["records"]), False
     deadline = time.monotonic() + float(config["timeout"])
     try:
         while time.monotonic() < deadline:
@@ -66,7 +69,11 @@ def main(config_path: str) -> int:
                 print(f"realtime_cluster_app: the query failed: {query.exception()}", file=sys.stderr)
                 break
             seen = len(streams.read_all(kinesis, config["output"]))
-            if len(query.recentProgress) >= int(config["batches"]) and seen >= int(config["records"]):
+            if not split and seen >= expected:
+                streams.split_in_half(kinesis, config["stream"], config["split"])
+                streams.put_records(kinesis, config["stream"], [tuple(r) for r in config["later"]])
+                expected, split = expected + len(config["later"]), True
+            if split and len(query.recentProgress) >= int(config["batches"]) and seen >= expected:
                 code = 0
                 break
             time.sleep(0.5)

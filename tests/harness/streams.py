@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["client", "create_stream", "delete_stream", "wait_active", "list_shards", "put_records", "read_all", "data_set"]
+__all__ = ["client", "create_stream", "delete_stream", "wait_active", "list_shards", "split_in_half", "put_records",
+           "read_all", "data_set"]
 
 REGION = "us-east-1"
 MAX_PUT_RECORDS = 500
@@ -102,6 +103,14 @@ def list_shards(kinesis, stream: str, page_size: int = 1000,
     else:
         raise RuntimeError(f"ListShards of {stream} did not end within {max_pages} pages")
     return sorted(shards.values(), key=lambda s: s["ShardId"])
+
+
+def split_in_half(kinesis, stream: str, shard_id: str) -> None:
+    """SplitShard at the middle of the shard's hash range; waits for ACTIVE."""
+    shard = next(s for s in list_shards(kinesis, stream) if s["ShardId"] == shard_id)
+    lo, hi = int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
+    kinesis.split_shard(StreamName=stream, ShardToSplit=shard_id, NewStartingHashKey=str((lo + hi + 1) // 2))
+    wait_active(kinesis, stream)
 
 
 def _entry(record: Record) -> Dict[str, Any]:

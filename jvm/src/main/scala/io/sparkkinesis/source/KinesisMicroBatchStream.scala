@@ -164,14 +164,15 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   /**
    * `start` (from the offset log) brought in step with the streams `streamName` names and with the shard listing
-   * (a listing is made when one is due, or when `listNow`), and the shards of it that may be read now: for
-   * real-time mode, whose batches read from a start with no planned end.
+   * (a listing is made when one is due, or when `listNow`), the shards of it that may be read now, and its ended
+   * shards that are parents of shards not ended: for real-time mode, whose batches read from a start with no planned
+   * end.
    */
   private[source] def shardsToRead(
       start: KinesisSourceOffset,
-      listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey]) = {
+      listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey], Set[ShardKey]) = {
     val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis(), force = listNow)
-    (from, tracker.readable(from))
+    (from, tracker.readable(from), tracker.endedParents(from))
   }
 
   /** The next offset after `start` within the budgets: a prefetch round on the shards that are due. */

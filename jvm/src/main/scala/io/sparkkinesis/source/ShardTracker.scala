@@ -64,6 +64,14 @@ private[sparkkinesis] final class ShardTracker(
   /** Whether the last listing said the shard is closed (it has an ending sequence number). */
   def isClosed(key: ShardKey): Boolean = closed.contains(key)
 
+  /**
+   * Shards ended in `offset` that a shard not ended yet has as a parent (by the last listing): with them, a real-time
+   * task that reads one parent of a merged shard to its end knows whether the other parent ended before.
+   */
+  def endedParents(offset: KinesisSourceOffset): Set[ShardKey] =
+    offset.shards.toSeq.collect { case (k, p) if p != ShardPosition.Ended => parents.getOrElse(k, Nil) }.flatten
+      .filter(parent => offset.shards.get(parent).contains(ShardPosition.Ended)).toSet
+
   /** Shards of `offset` that may be read now (not ended, and every known parent ended in `offset`). */
   def readable(offset: KinesisSourceOffset): Seq[ShardKey] =
     offset.shards.toSeq.collect {

@@ -98,6 +98,22 @@ class ShardTrackerSuite extends AnyFunSuite {
     assert(tracker.readable(mergeHalfDone.updated(key(1), ShardPosition.Ended)).contains(key(4)))
   }
 
+  test("ended parents of shards not ended yet: what a real-time task needs to go on into a merged child") {
+    val shards = Seq(shard(0, closed = true), shard(1, closed = true), shard(2, Seq(0)), shard(3, Seq(0)),
+      shard(4, Seq(1, 3)))
+    val tracker = new ShardTracker(() => new PagedListShards(Map("orders" -> shards), 1000), Seq(orders), 1000)
+    tracker.list()
+    val start = KinesisSourceOffset(
+      (0 to 4).map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
+    assert(tracker.endedParents(start).isEmpty)
+    val parent0Done = start.updated(key(0), ShardPosition.Ended)
+    assert(tracker.endedParents(parent0Done) == Set(key(0)))
+    val mergeHalfDone = parent0Done.updated(key(3), ShardPosition.Ended)
+    assert(tracker.endedParents(mergeHalfDone) == Set(key(0), key(3)), "3 ended, a parent of 4")
+    assert(tracker.endedParents(mergeHalfDone.updated(key(2), ShardPosition.Ended)) == Set(key(3)),
+      "every child of 0 ended: 0 is no longer needed")
+  }
+
   test("a stream that does not exist fails with a clear error rather than looking finished") {
     val fake = new PagedListShards(Map.empty, 1000)
     val tracker = new ShardTracker(() => fake, Seq(orders), 1000)

@@ -9,9 +9,12 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 /**
  * One long-running task of a real-time mode batch: its shards (`shardsPerTask` of them, or none for a task that
  * only waits out the batch) and where each is to be read from. No end: the task reads until the batch's time is up.
+ * `endedBefore`: shards already read to their end that are parents of shards not ended (the other parent of a
+ * merged shard), so that the task may go on into a child whose last parent it reads to the end.
  */
 private[sparkkinesis] final case class KinesisRealTimeInputPartition(
     shards: Seq[(ShardKey, ShardPosition)],
     streams: Map[String, StreamRef],
     connection: AwsConnection,
-    fetch: FetchSettings) extends InputPartition
+    fetch: FetchSettings,
+    endedBefore: Set[ShardKey]) extends InputPartition

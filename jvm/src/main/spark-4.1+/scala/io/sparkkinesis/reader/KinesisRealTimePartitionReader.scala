@@ -1,9 +1,14 @@
 package io.sparkkinesis.reader
 
+import scala.collection.mutable.ArrayBuffer
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
 
+import io.sparkkinesis.aws.{KinesisClients, ShardDescription, ShardListing}
 import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.fetching.{BufferedRecord, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{KinesisPartitionOffset, ShardKey, ShardPosition, StartPosition}
@@ -17,6 +22,11 @@ import io.sparkkinesis.offsets.{KinesisPartitionOffset, ShardKey, ShardPosition,
  * their records in turn. A call the service throttles
  * does not hold the task: that shard is looked at again after a backoff while the others go on.
  *
+ * A shard read to its end (split or merged away while the task runs) is followed by its children, found by a
+ * ListShards call: each child whose every parent this task read to the end, or that ended before the batch began,
+ * is read from its trim horizon in the same task, after every record of its parents (so per-key order holds).
+ * Any other child (a merged shard whose other parent another task reads) is left to the next batch's plan.
+ *
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
  */
@@ -24,12 +34,16 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     p: KinesisRealTimeInputPartition,
     open: (ShardKey, StartPosition) => ShardFetcher = null,
     clock: () => Long = () => System.currentTimeMillis(),
-    sleep: Long => Unit = Thread.sleep)
-  extends SupportsRealTimeRead[InternalRow] {
+    sleep: Long => Unit = Thread.sleep,
+    list: String => Seq[ShardDescription] = null)
+  extends SupportsRealTimeRead[InternalRow] with Logging {
   import KinesisRealTimePartitionReader._
 
   private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
     ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch))
+
+  private val listShards: String => Seq[ShardDescription] = Option(list).getOrElse(stream =>
+    ShardListing.list(p.streams(stream))(KinesisClients.sync(p.connection).listShards))
 
   private final class Shard(val key: ShardKey, var position: ShardPosition) {
     val converter = new RecordConverter(key.stream, key.shardId)
@@ -44,7 +58,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     def readable: Boolean = !done && !lastPage
   }
 
-  private val shards = p.shards.map { case (k, at) => new Shard(k, at) }.toIndexedSeq
+  private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
   private var turn = 0
   private var current: InternalRow = _
 
@@ -86,10 +100,32 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
         s.position = ShardPosition.Ended
         s.fetcher.foreach(_.close())
         s.fetcher = None
+        adoptChildren(s.key)
       }
       i += 1
     }
     None
+  }
+
+  /** The children of `ended` that this task may read now added to its shards (see the class comment). */
+  private def adoptChildren(ended: ShardKey): Unit = {
+    val listed =
+      try listShards(ended.stream)
+      catch {
+        case NonFatal(e) =>
+          logWarning(s"Shard ${ended.shardId} of stream '${ended.stream}' ended; its children are read from the " +
+            s"next batch, since listing the shards failed: $e")
+          Nil
+      }
+    val endedParents = shards.filter(_.done).map(_.key).toSet ++ p.endedBefore
+    listed.filter(_.parents.contains(ended.shardId)).map(d => ShardKey(ended.stream, d.shardId) -> d.parents)
+      .foreach { case (child, parents) =>
+        if (!shards.exists(_.key == child) && parents.forall(id => endedParents.contains(ShardKey(ended.stream, id)))) {
+          logInfo(s"Reading shard ${child.shardId} of stream '${child.stream}', a child of ended shard " +
+            s"${ended.shardId}, in this batch")
+          shards += new Shard(child, ShardPosition.NotStarted(StartPosition.TrimHorizon))
+        }
+      }
   }
 
   private def fill(s: Shard, now: Long): Unit = {

@@ -15,8 +15,10 @@ import io.sparkkinesis.reader.{KinesisRealTimeInputPartition, KinesisRealTimeRea
  * end offset, which Spark writes to its offset log and the next batch starts from.
  *
  * Shards: each batch lists the shards when a listing is due (`shardDiscoveryInterval`), or at once after a shard
- * ended in the batch before, and reads those it may (a child once its parents are read to their end), so records
- * of a split or merged shard reach the sink after every record of its parents, at the latest one batch later.
+ * ended in the batch before, and reads those it may (a child once its parents are read to their end). A task that
+ * reads a shard to its end goes on into the children it may read (see the reader), so records of a split shard
+ * reach the sink within the batch, after every record of their parent; a merged shard whose parents were read by
+ * two tasks is read from the next batch on.
  */
 private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
   extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
@@ -46,7 +48,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
     val begin = start.asInstanceOf[KinesisSourceOffset]
     plan.filter(_._1 == begin).getOrElse {
-      val (from, readable) = shardsToRead(begin, listNow = shardEnded)
+      val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
       val groups = ShardGrouping.group[ShardKey](readable, options.shardsPerTask, _ => None, _ => 0L)
       val settings = readSettings
@@ -55,7 +57,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
       val tasks = if (groups.isEmpty) Seq(Seq.empty) else groups
       val partitions = tasks.map { keys =>
         KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
-          settings): InputPartition
+          settings, endedParents): InputPartition
       }.toArray
       plan = Some((begin, from, partitions))
       plan.get

@@ -38,11 +38,17 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
       .load()
 
   /** A real-time query of `stream` into a [[Collected]] sink named `sink`. */
-  private def start(server: LocalKinesisServer, stream: String, sink: String, checkpoint: String): StreamingQuery =
-    source(server, stream)
+  private def start(
+      server: LocalKinesisServer,
+      stream: String,
+      sink: String,
+      checkpoint: String,
+      batches: Trigger = trigger,
+      extra: Map[String, String] = Map.empty): StreamingQuery =
+    source(server, stream, extra)
       .selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
       .writeStream.foreach(new Collected(sink)).option("checkpointLocation", checkpoint)
-      .outputMode("update").trigger(trigger).start()
+      .outputMode("update").trigger(batches).start()
 
   /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
   private def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
@@ -113,27 +119,70 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     assert(repeated.forall(d => again.exists(_.data == d)), "a record repeated within one run")
   }
 
-  test("per-key order holds across a split during the run, and the children are read") {
-    val server = kinesisMock
-    val stream = freshStream(server, "rtm-split", 1)
-    val sink = s"split-${System.nanoTime()}"
-    put(server, stream, records(0, 100))
-    val query = start(server, stream, sink, Files.createTempDirectory("rtm-split").toString)
-    try {
-      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
-      split(server, stream, shards(server, stream).head.shardId())
-      put(server, stream, records(100, 300))
-      await(query,
-        s"300 records (read ${Collected.rows(sink).groupBy(_.shardId).map(e => e._1 -> e._2.size)}; " +
-          s"last progress ${query.lastProgress})")(Collected.rows(sink).size >= 300)
-    } finally query.stop()
-    val rows = Collected.rows(sink)
-    assert(rows.map(_.data).sorted == (0 until 300).map(i => s"r$i").sorted, "every record exactly once")
+  /** Every record of `0 until count` once, each key's records in the order they were put, and `shardCount` shards. */
+  private def assertReadInOrder(rows: Seq[Got], count: Int, shardCount: Int): Unit = {
+    assert(rows.map(_.data).sorted == (0 until count).map(i => s"r$i").sorted, "every record exactly once")
     rows.groupBy(_.key).foreach { case (key, rs) =>
       val order = rs.map(_.data.drop(1).toInt)
       assert(order == order.sorted, s"key $key out of order: $order")
     }
-    assert(rows.map(_.shardId).distinct.size == 3, "the parent and both children were read")
+    assert(rows.map(_.shardId).distinct.size == shardCount, s"read from ${rows.map(_.shardId).distinct}")
+  }
+
+  private def shardCounts(sink: String): String =
+    Collected.rows(sink).groupBy(_.shardId).map(e => e._1 -> e._2.size).toString
+
+  test("a split during a batch: the task goes on into both children within the batch, per-key order kept") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-split", 1)
+    val sink = s"split-${System.nanoTime()}"
+    put(server, stream, records(0, 100))
+    val query =
+      start(server, stream, sink, Files.createTempDirectory("rtm-split").toString, Trigger.RealTime("5 minutes"))
+    try {
+      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
+      split(server, stream, shards(server, stream).head.shardId())
+      put(server, stream, records(100, 300))
+      await(query, s"300 records (read ${shardCounts(sink)})")(Collected.rows(sink).size >= 300)
+      // The first batch runs for five minutes: the children were read in it, not planned by a later batch.
+      assert(query.recentProgress.isEmpty, "a batch ended before the children's records were read")
+    } finally query.stop()
+    assertReadInOrder(Collected.rows(sink), 300, 3)
+  }
+
+  test("a merge of two shards one task reads (shardsPerTask=2): the merged shard is read within the batch") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-merge-one", 2)
+    val sink = s"merge-one-${System.nanoTime()}"
+    put(server, stream, records(0, 100))
+    val query = start(server, stream, sink, Files.createTempDirectory("rtm-merge-one").toString,
+      Trigger.RealTime("5 minutes"), Map("shardsPerTask" -> "2"))
+    try {
+      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
+      val ids = shards(server, stream).map(_.shardId()).sorted
+      merge(server, stream, ids(0), ids(1))
+      put(server, stream, records(100, 200))
+      await(query, s"200 records (read ${shardCounts(sink)})")(Collected.rows(sink).size >= 200)
+      assert(query.recentProgress.isEmpty, "a batch ended before the merged shard's records were read")
+    } finally query.stop()
+    assertReadInOrder(Collected.rows(sink), 200, 3)
+  }
+
+  test("a merge of two shards two tasks read: the merged shard is read from a later batch, per-key order kept") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-merge-two", 2)
+    val sink = s"merge-two-${System.nanoTime()}"
+    put(server, stream, records(0, 100))
+    val query = start(server, stream, sink, Files.createTempDirectory("rtm-merge-two").toString)
+    try {
+      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
+      val ids = shards(server, stream).map(_.shardId()).sorted
+      merge(server, stream, ids(0), ids(1))
+      put(server, stream, records(100, 200))
+      await(query, s"200 records (read ${shardCounts(sink)}; last progress ${query.lastProgress})")(
+        Collected.rows(sink).size >= 200)
+    } finally query.stop()
+    assertReadInOrder(Collected.rows(sink), 200, 3)
   }
 
   test("a Kinesis-to-Kinesis pipeline passes each record on within the batch (maxRecordDelay), every record once") {
