@@ -13,8 +13,9 @@ SBT_PROJECTS := connector connector35_212 connector35_213
 JARS := $(foreach a,$(ARTIFACTS),jvm/target/assembly/$(a)-$(VERSION).jar)
 JAR := $(firstword $(JARS))
 # The PySpark versions `make test-compat` runs the compatibility tests (pytest -m compat) under, each in a
-# virtual environment of its own: the newest 3.5 (Scala 2.12, as PyPI builds it) and the oldest 4.x.
-COMPAT_PYSPARK := 3.5.9 4.0.0
+# virtual environment of its own: the newest 3.5 (Scala 2.12, as PyPI builds it), the oldest 4.x, and the newest
+# 4.1 (the first line with real-time mode, whose reader interface has only the one-argument nextWithTimeout).
+COMPAT_PYSPARK := 3.5.9 4.0.0 4.1.4
 # The test files that hold compatibility tests (the others may import what only the default venv has).
 COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl

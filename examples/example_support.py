@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.listener import StreamingQueryProgress
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-__all__ = ["make_parser", "parse_options", "spark_session", "with_trigger", "run_query"]
+__all__ = ["make_parser", "parse_options", "spark_session", "with_trigger", "with_real_time_trigger", "run_query"]
 
 
 def make_parser(doc: str, output_help: str) -> argparse.ArgumentParser:
@@ -81,6 +81,28 @@ def with_trigger(writer: DataStreamWriter, args: argparse.Namespace) -> DataStre
     if args.available_now:
         return writer.trigger(availableNow=True)
     return writer.trigger(processingTime=args.trigger_interval)
+
+
+def with_real_time_trigger(writer: DataStreamWriter, duration: str) -> DataStreamWriter:
+    """``writer.trigger(realTime=duration)``, on every Spark line that has real-time mode.
+
+    PySpark takes ``realTime`` from 4.2 on. Spark 4.1 has the mode, but its Python API does not yet: there the
+    trigger is set on the JVM's writer (classic PySpark, not Spark Connect). Spark 4.0 and 3.5 have no real-time
+    mode.
+    """
+    import inspect
+
+    import pyspark
+
+    if "realTime" in inspect.signature(type(writer).trigger).parameters:
+        return writer.trigger(realTime=duration)  # type: ignore[call-overload, no-any-return]
+    if not pyspark.__version__.startswith("4.1.") or not hasattr(writer, "_jwrite"):
+        raise SystemExit(f"real-time mode needs Spark 4.1 or later with classic PySpark; this is PySpark "
+                         f"{pyspark.__version__}")
+    jvm = writer._spark.sparkContext._jvm
+    assert jvm is not None
+    writer._jwrite = writer._jwrite.trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime(duration))
+    return writer
 
 
 def _number(value: object) -> float:

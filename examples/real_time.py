@@ -27,7 +27,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
-from example_support import make_parser, parse_options, spark_session
+from example_support import make_parser, parse_options, spark_session, with_real_time_trigger
 
 NAME = "real_time"
 PAYLOAD = "data STRING, in_arrival_ms LONG, source_shard STRING, source_sequence STRING, source_sub LONG"
@@ -76,12 +76,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "partitionKey")
     writer = write_kinesis(out, args.output, max_record_delay=args.max_record_delay, **connection, **sink_options)
     assert writer is not None
-    pipeline = (writer.option("asyncProgressTrackingEnabled", "false")
+    configured = (writer.option("asyncProgressTrackingEnabled", "false")
                 .option("checkpointLocation", f"{args.checkpoint}/pipeline").queryName(NAME)
-                .outputMode("update")
-                # PySpark 4.1+ takes realTime=; its type hints' overloads do not list it yet.
-                .trigger(realTime=args.batch_duration)  # type: ignore[call-overload]
-                .start())
+                .outputMode("update"))
+    # trigger(realTime=...) from PySpark 4.2 on; the helper also covers PySpark 4.1 (example_support.py).
+    pipeline = with_real_time_trigger(configured, args.batch_duration).start()
 
     seen = {"records": 0}
 

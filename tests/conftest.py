@@ -18,7 +18,8 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "compat: also run by `make test-compat` under every supported PySpark line (3.5, the oldest 4.x)")
+        "markers",
+        "compat: also run by `make test-compat` under other supported PySpark lines (3.5, 4.0, 4.1: see the Makefile)")
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ from collections import defaultdict
 from datetime import timezone
 from pathlib import Path
 
+import pytest
+
 from harness import streams
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,6 +138,24 @@ def test_windowed_aggregation(spark, kinesis_mock_server, stream_name, tmp_path)
                      stdout, re.MULTILINE), stdout
 
 
+def _pyspark_line() -> tuple:
+    import pyspark
+
+    return tuple(int(part) for part in pyspark.__version__.split(".")[:2])
+
+
+@pytest.mark.compat
+@pytest.mark.skipif(_pyspark_line() >= (4, 2), reason="this PySpark takes trigger(realTime=...)")
+def test_pyspark_before_4_2_has_no_real_time_trigger(spark):
+    """As docs/source.md says: PySpark takes trigger(realTime=...) from 4.2 on; before, it raises TypeError (on 4.1
+    examples/example_support.py sets the trigger through the JVM, which test_real_time runs)."""
+    writer = spark.readStream.format("rate").load().writeStream
+    with pytest.raises(TypeError, match="realTime"):
+        writer.trigger(realTime="5 minutes")
+
+
+@pytest.mark.compat
+@pytest.mark.skipif(_pyspark_line() < (4, 1), reason="real-time mode needs Spark 4.1 or later")
 def test_real_time(kinesis_mock_server, stream_name, tmp_path):
     """The real-time pipeline copies every record with its input arrival time, and prints each batch's latency."""
     kinesis = streams.client(kinesis_mock_server)
