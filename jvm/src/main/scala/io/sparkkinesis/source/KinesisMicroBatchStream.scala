@@ -13,7 +13,7 @@ import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, StreamConsumer, StreamC
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
+import io.sparkkinesis.prefetch.{PrefetchJob, ShardReport, SparkPrefetchJob}
 import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory}
 import io.sparkkinesis.compat.ScalaCompat._
 
@@ -174,6 +174,9 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis(), force = listNow)
     (from, tracker.readable(from), tracker.endedParents(from))
   }
+
+  /** What a real-time batch's tasks reported of their shards, for [[metrics]]. */
+  private[source] def recordBatchReports(reports: Seq[ShardReport]): Unit = metrics.accumulate(reports)
 
   /** The next offset after `start` within the budgets: a prefetch round on the shards that are due. */
   private def next(start: KinesisSourceOffset, rows: Option[Long], bytes: Option[Long]): KinesisSourceOffset = {

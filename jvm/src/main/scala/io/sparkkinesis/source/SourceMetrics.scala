@@ -13,6 +13,21 @@ private[sparkkinesis] final class SourceMetrics {
   }
 
   /**
+   * Reports whose counts cover one stretch of reading only (a real-time batch's tasks): added to the shard's
+   * earlier counts, so that the metrics stay running totals as with the prefetch buffers.
+   */
+  def accumulate(reports: Seq[ShardReport]): Unit = synchronized {
+    reports.foreach { r =>
+      val total = latest.get(r.key).fold(r)(before =>
+        r.copy(getRecordsCalls = before.getRecordsCalls + r.getRecordsCalls, throttled = before.throttled + r.throttled,
+          dataLoss = before.dataLoss + r.dataLoss,
+          subscriptionsRenewed = before.subscriptionsRenewed + r.subscriptionsRenewed,
+          subscriptionsFailed = before.subscriptionsFailed + r.subscriptionsFailed))
+      latest = latest.updated(r.key, total)
+    }
+  }
+
+  /**
    * `lostShards`: shards dropped unread to their end because retention removed them (see [[ShardTracker]]).
    * `driverCalls`: GetRecords calls the driver made looking for records while the query was quiet
    * ([[QuietWatch]]); `quietShards`: the shards it watches now. `consumers`: the enhanced fan-out consumers read

@@ -11,7 +11,8 @@ import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.Record
 import io.sparkkinesis.aws.{KinesisClients, ShardDescription, ShardListing}
 import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.fetching.{BufferedRecord, ShardFetcher, ShardFetchers}
-import io.sparkkinesis.offsets.{KinesisPartitionOffset, ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.prefetch.ShardReport
 
 /**
  * Executor side of one long-running real-time mode task: reads its shards from where the batch starts until Spark's
@@ -29,6 +30,8 @@ import io.sparkkinesis.offsets.{KinesisPartitionOffset, ShardKey, ShardPosition,
  *
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
+ * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest, the records
+ * handed on and the calls made in this batch.
  */
 private[sparkkinesis] final class KinesisRealTimePartitionReader(
     p: KinesisRealTimeInputPartition,
@@ -54,8 +57,31 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     var lastPage = false
     var dueAt = 0L
     var failures = 0
+    var millisBehindLatest: Option[Long] = None
+    var records = 0L
+    var bytes = 0L
+
+    /** Counts of the fetchers closed so far: (calls, throttled, data loss, renewals, subscribe failures). */
+    private var closedCounts = Seq(0L, 0L, 0L, 0L, 0L)
+    private def counts(f: ShardFetcher) = Seq(f.calls, f.throttled, f.dataLoss, f.renewals, f.subscribeFailures)
     def done: Boolean = position == ShardPosition.Ended
     def readable: Boolean = !done && !lastPage
+
+    def closeFetcher(): Unit = {
+      fetcher.foreach { f =>
+        closedCounts = closedCounts.zip(counts(f)).map { case (a, b) => a + b }
+        f.close()
+      }
+      fetcher = None
+    }
+
+    def report: ShardReport = {
+      val Seq(calls, throttled, dataLoss, renewals, failed) =
+        fetcher.fold(closedCounts)(f => closedCounts.zip(counts(f)).map { case (a, b) => a + b })
+      ShardReport(key, position, records, bytes, 0L, 0L, millisBehindLatest, millisBehindLatest.contains(0L), done,
+        pastCutoff = false, 0L, calls, throttled, dataLoss, location = "", subscriptionsRenewed = renewals,
+        subscriptionsFailed = failed)
+    }
   }
 
   private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
@@ -92,14 +118,15 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       if (s.page.hasNext) {
         val r = s.page.next()
         s.position = ShardPosition.After(r.position)
+        s.records += 1
+        s.bytes += r.size
         current = s.converter.toRow(r)
         turn = (index + 1) % shards.size
         return Some(r)
       }
       if (s.lastPage && !s.done) {
         s.position = ShardPosition.Ended
-        s.fetcher.foreach(_.close())
-        s.fetcher = None
+        s.closeFetcher()
         adoptChildren(s.key)
       }
       i += 1
@@ -142,6 +169,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       s.page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis).filter(r =>
         ShardPosition.includes(from, r.position))
       s.lastPage = fetched.shardEnded
+      s.millisBehindLatest = Some(fetched.millisBehindLatest)
       // At most `maxFetchRate` bytes per second from a shard: a large page holds the next look back.
       val pageBytes = fetched.records.iterator.map(_.data().asByteArrayUnsafe().length.toLong).sum
       val rateWait = if (p.fetch.maxBytesPerSecond > 0) pageBytes * 1000 / p.fetch.maxBytesPerSecond else 0L
@@ -157,9 +185,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   override def get(): InternalRow = current
 
-  override def getOffset: PartitionOffset = KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap)
+  override def getOffset: PartitionOffset =
+    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq)
 
-  override def close(): Unit = shards.foreach(_.fetcher.foreach(_.close()))
+  override def close(): Unit = shards.foreach(_.closeFetcher())
 }
 
 private[sparkkinesis] object KinesisRealTimePartitionReader {

@@ -3,8 +3,8 @@ package io.sparkkinesis.source
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
-import io.sparkkinesis.offsets.{KinesisPartitionOffset, KinesisSourceOffset, ShardKey, ShardPosition}
-import io.sparkkinesis.reader.{KinesisRealTimeInputPartition, KinesisRealTimeReaderFactory}
+import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
+import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputPartition, KinesisRealTimeReaderFactory}
 
 /**
  * The stream of a streaming read on Spark 4.1 and later: the micro-batch stream, which can also run in real-time
@@ -67,10 +67,12 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
     val start = plan.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))._2
     plan = None
-    val reached = offsets.toSeq.flatMap {
-      case p: KinesisPartitionOffset => p.positions
+    val tasks = offsets.toSeq.map {
+      case p: KinesisPartitionOffset => p
       case other => throw new IllegalArgumentException(s"not an offset of this source: $other")
     }
+    recordBatchReports(tasks.flatMap(_.reports))
+    val reached = tasks.flatMap(_.positions)
     if (reached.exists { case (k, p) => p == ShardPosition.Ended && !start.shards.get(k).contains(p) })
       shardEnded = true
     KinesisSourceOffset(start.shards ++ reached)

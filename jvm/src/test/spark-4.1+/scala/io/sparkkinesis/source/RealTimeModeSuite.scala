@@ -232,6 +232,24 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     assert(Collected.rows(sink).map(_.data).sorted == (0 until 150).map(i => s"r$i").sorted)
   }
 
+  test("each batch's progress has the source's metrics from its tasks: calls as running totals, lag and shards") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-metrics", 2)
+    put(server, stream, records(0, 50))
+    val query = start(server, stream, s"metrics-${System.nanoTime()}",
+      Files.createTempDirectory("rtm-metrics").toString)
+    try await(query, "two completed batches")(query.recentProgress.length >= 2)
+    finally query.stop()
+    val Seq(first, second) = query.recentProgress.toSeq.take(2).map(_.sources.head.metrics.asScala.toMap)
+    // Two shards polled every 50 ms for two seconds: dozens of calls in each batch, added up from batch to batch.
+    assert(first("getRecordsCalls").toLong >= 2, first)
+    assert(second("getRecordsCalls").toLong > first("getRecordsCalls").toLong, (first, second))
+    assert(first("openShards") == "2" && first("consumerMode") == "polling", first)
+    assert(first("throttledCalls") == "0" && first("dataLoss") == "0", first)
+    // Caught up by the end of each batch: the tasks' last reads were at the tip.
+    assert(second("maxMsBehindLatest").toLong < 60000, second)
+  }
+
   test("options with no meaning in real-time mode are refused by name") {
     val server = kinesisMock
     val stream = freshStream(server, "rtm-options", 1)

@@ -1,0 +1,17 @@
+package io.sparkkinesis.reader
+
+import org.apache.spark.sql.connector.read.streaming.PartitionOffset
+
+import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
+import io.sparkkinesis.prefetch.ShardReport
+
+/**
+ * How far one long-running task of a real-time mode batch read its shards: the position of each, after the last
+ * record it handed to Spark (or where it was to begin, or `Ended`). The driver merges the tasks' offsets into the
+ * batch's end offset, which Spark writes to its offset log when the batch ends. `reports`: what the task saw of each
+ * shard (how far behind the tip its last read was, the calls made in this batch), for the source's metrics; never
+ * written to the offset log.
+ */
+private[sparkkinesis] final case class KinesisPartitionOffset(
+    positions: Map[ShardKey, ShardPosition],
+    reports: Seq[ShardReport] = Nil) extends PartitionOffset
