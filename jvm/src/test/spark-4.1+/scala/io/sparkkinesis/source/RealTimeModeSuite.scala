@@ -132,57 +132,52 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
   private def shardCounts(sink: String): String =
     Collected.rows(sink).groupBy(_.shardId).map(e => e._1 -> e._2.size).toString
 
-  test("a split during a batch: the task goes on into both children within the batch, per-key order kept") {
+  /**
+   * A real-time query of a fresh stream of `shardCount` shards on kinesis-mock: 100 records, then `reshard` while it
+   * runs, then records up to `total`; every record once, each key in order, from the three shards there are then.
+   * `withinBatch`: five-minute batches, and every record read while the first still runs.
+   */
+  private def readAcrossReshard(
+      prefix: String,
+      shardCount: Int,
+      total: Int,
+      withinBatch: Boolean,
+      extra: Map[String, String] = Map.empty)(reshard: (LocalKinesisServer, String) => Unit): Unit = {
     val server = kinesisMock
-    val stream = freshStream(server, "rtm-split", 1)
-    val sink = s"split-${System.nanoTime()}"
+    val stream = freshStream(server, prefix, shardCount)
+    val sink = s"$prefix-${System.nanoTime()}"
     put(server, stream, records(0, 100))
-    val query =
-      start(server, stream, sink, Files.createTempDirectory("rtm-split").toString, Trigger.RealTime("5 minutes"))
+    val query = start(server, stream, sink, Files.createTempDirectory(prefix).toString,
+      if (withinBatch) Trigger.RealTime("5 minutes") else trigger, extra)
     try {
       await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
-      split(server, stream, shards(server, stream).head.shardId())
-      put(server, stream, records(100, 300))
-      await(query, s"300 records (read ${shardCounts(sink)})")(Collected.rows(sink).size >= 300)
-      // The first batch runs for five minutes: the children were read in it, not planned by a later batch.
-      assert(query.recentProgress.isEmpty, "a batch ended before the children's records were read")
+      reshard(server, stream)
+      put(server, stream, records(100, total))
+      await(query, s"$total records (read ${shardCounts(sink)}; last progress ${query.lastProgress})")(
+        Collected.rows(sink).size >= total)
+      // The first batch runs for five minutes: the new shards were read in it, not planned by a later batch.
+      if (withinBatch) assert(query.recentProgress.isEmpty, "a batch ended before the new shards' records were read")
     } finally query.stop()
-    assertReadInOrder(Collected.rows(sink), 300, 3)
+    assertReadInOrder(Collected.rows(sink), total, 3)
+  }
+
+  private def mergeFirstTwo(server: LocalKinesisServer, stream: String): Unit = {
+    val ids = shards(server, stream).map(_.shardId()).sorted
+    merge(server, stream, ids(0), ids(1))
+  }
+
+  test("a split during a batch: the task goes on into both children within the batch, per-key order kept") {
+    readAcrossReshard("rtm-split", 1, 300, withinBatch = true) { (server, stream) =>
+      split(server, stream, shards(server, stream).head.shardId())
+    }
   }
 
   test("a merge of two shards one task reads (shardsPerTask=2): the merged shard is read within the batch") {
-    val server = kinesisMock
-    val stream = freshStream(server, "rtm-merge-one", 2)
-    val sink = s"merge-one-${System.nanoTime()}"
-    put(server, stream, records(0, 100))
-    val query = start(server, stream, sink, Files.createTempDirectory("rtm-merge-one").toString,
-      Trigger.RealTime("5 minutes"), Map("shardsPerTask" -> "2"))
-    try {
-      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
-      val ids = shards(server, stream).map(_.shardId()).sorted
-      merge(server, stream, ids(0), ids(1))
-      put(server, stream, records(100, 200))
-      await(query, s"200 records (read ${shardCounts(sink)})")(Collected.rows(sink).size >= 200)
-      assert(query.recentProgress.isEmpty, "a batch ended before the merged shard's records were read")
-    } finally query.stop()
-    assertReadInOrder(Collected.rows(sink), 200, 3)
+    readAcrossReshard("rtm-merge-one", 2, 200, withinBatch = true, Map("shardsPerTask" -> "2"))(mergeFirstTwo)
   }
 
   test("a merge of two shards two tasks read: the merged shard is read from a later batch, per-key order kept") {
-    val server = kinesisMock
-    val stream = freshStream(server, "rtm-merge-two", 2)
-    val sink = s"merge-two-${System.nanoTime()}"
-    put(server, stream, records(0, 100))
-    val query = start(server, stream, sink, Files.createTempDirectory("rtm-merge-two").toString)
-    try {
-      await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
-      val ids = shards(server, stream).map(_.shardId()).sorted
-      merge(server, stream, ids(0), ids(1))
-      put(server, stream, records(100, 200))
-      await(query, s"200 records (read ${shardCounts(sink)}; last progress ${query.lastProgress})")(
-        Collected.rows(sink).size >= 200)
-    } finally query.stop()
-    assertReadInOrder(Collected.rows(sink), 200, 3)
+    readAcrossReshard("rtm-merge-two", 2, 200, withinBatch = false)(mergeFirstTwo)
   }
 
   test("a Kinesis-to-Kinesis pipeline passes each record on within the batch (maxRecordDelay), every record once") {
