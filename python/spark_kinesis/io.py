@@ -115,7 +115,9 @@ def kinesis_stream(
     """Read one or more streams as a streaming DataFrame (exactly-once micro-batches).
 
     Every micro-batch's range is fixed in Spark's checkpoint before it runs, so restarts, retries and several
-    actions in ``foreachBatch`` see the same records.
+    actions in ``foreachBatch`` see the same records. The same DataFrame runs in real-time mode with
+    ``.trigger(realTime="5 minutes")`` (Spark 4.1 and later; PySpark takes it from 4.2): each record is passed on
+    as it arrives, at least once (docs/source.md, "Real-time mode").
 
     :param spark: a session with the connector jar (see :func:`configure_spark_with_kinesis`); a Spark Connect
         session works too when its server has the jar.
