@@ -173,14 +173,21 @@ def test_throttling_and_expired_iterators_lose_and_repeat_nothing(
         expired = fault_proxy.injected(EXPIRED_ITERATOR)
         assert throttled > 0 and expired > 0, fault_proxy.injected_counts()
         metrics = query.lastProgress["sources"][0]["metrics"]
+        # The metrics are those of the last batch's progress. After it, AvailableNow asks once more whether anything
+        # is left, and that last look may call GetRecords on a shard (and be throttled) with no progress to report
+        # it: the proxy's counts, read after the query ended, may exceed the metrics by that look, at most one call
+        # and one retry a shard. A client retrying behind the connector's back would hide far more: about one
+        # call in three is throttled here.
+        slack = 2 * 3
+        counted_throttled, counted_calls = int(metrics["throttledCalls"]), int(metrics["getRecordsCalls"])
         # Every throttled answer the connector got is counted in the metric (and nothing else is).
-        assert int(metrics["throttledCalls"]) == throttled, (
+        assert counted_throttled <= throttled <= counted_throttled + slack, (
             f"throttledCalls={metrics['throttledCalls']} but the proxy throttled {throttled} GetRecords calls "
             f"(getRecordsCalls={metrics['getRecordsCalls']}, GetRecords through the proxy: "
             f"{fault_proxy.calls('GetRecords')})")
         # ...because every GetRecords request is made (and counted) by the connector itself: the client
         # does not retry throttled calls behind its back, outside the per-shard pacing.
-        assert int(metrics["getRecordsCalls"]) == fault_proxy.calls("GetRecords"), metrics
+        assert counted_calls <= fault_proxy.calls("GetRecords") <= counted_calls + slack, metrics
         print(f"{len(rows)} rows in {len(batches)} batches; injected throttles {throttled}, expired {expired}; "
               f"metrics throttledCalls={metrics['throttledCalls']} getRecordsCalls={metrics['getRecordsCalls']} "
               f"proxy GetRecords={fault_proxy.calls('GetRecords')}")
