@@ -8,7 +8,7 @@ from typing import Dict, Iterator
 
 import pytest
 
-pytest_plugins = ["harness.pytest_plugin"]
+pytest_plugins = ["harness.pytest_plugin", "harness.cluster_fixtures"]
 
 # Tests never let an AWS client probe the EC2 metadata service.
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")

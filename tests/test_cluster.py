@@ -27,7 +27,7 @@ from typing import Dict, List, Tuple
 
 from conftest import connector_options
 from harness import standalone_cluster, streams
-from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf, spark_cluster  # noqa: F401 (fixture)
+from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf
 from harness.streaming import (  # noqa: F401 (drivers is a fixture)
     DRIVERS_DIR, STREAMING_DRIVER, Writer, assert_exactly_once_from_replays, drivers, expect_ids, order_violations,
     sink_rows,

@@ -25,6 +25,7 @@ import pytest
 from conftest import connector_options
 from harness import checkpoint as spark_log
 from harness import streams
+from harness.cluster_fixtures import cluster_conf
 from harness.streaming import (  # noqa: F401 (drivers is a fixture)
     STREAMING_DRIVER, Writer, assert_exactly_once_from_replays, drivers, expect_ids, order_violations, put_ids,
     sink_rows,
@@ -83,21 +84,51 @@ def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_nam
     crash_test(spark, kinesalite_server, stream_name, tmp_path, drivers, CRASH_RECORDS)
 
 
-def test_exactly_once_across_driver_crashes_efo(spark, kinesis_mock_server, stream_name, tmp_path, drivers):
-    """The same with enhanced fan-out (consumerMode=efo) on kinesis-mock, the local server that serves it: every
-    run of the driver subscribes again with the consumer named after the checkpoint."""
-    crash_test(spark, kinesis_mock_server, stream_name, tmp_path, drivers, EFO_CRASH_RECORDS, consumerMode="efo")
+def test_exactly_once_across_driver_crashes_efo_on_a_cluster_with_splits_and_merges(
+        spark, spark_cluster, kinesis_mock_server, stream_name, tmp_path, drivers):
+    """The same with enhanced fan-out (consumerMode=efo) on kinesis-mock, the local server that serves it, on the
+    standalone cluster (two executor JVMs), with a split and a merge while the writer runs: every run of the driver
+    subscribes again with the consumer named after the checkpoint, the closed shards are read to their end and
+    their children after them (kinesis-mock never signals a shard's end on a subscription), and the final
+    AvailableNow run ends by itself."""
+    crash_test(spark, kinesis_mock_server, stream_name, tmp_path, drivers, EFO_CRASH_RECORDS, cluster=spark_cluster,
+               reshards=True, consumerMode="efo", shardDiscoveryInterval="1s")
 
 
-def crash_test(spark, server, stream_name: str, tmp_path: Path, drivers, records: int, **source: object) -> None:
+def reshard_during(kinesis, stream: str, run: int) -> str:
+    """Run 0: the first open shard split; run 1: the two last open shards merged (adjacent: both children of no
+    split, or a split's upper child and the shard after it). Returns what was done."""
+    listing = streams.list_shards(kinesis, stream)
+    closed = {p for s in listing for p in (s.get("ParentShardId"), s.get("AdjacentParentShardId")) if p}
+    open_shards = sorted((s for s in listing if s["ShardId"] not in closed),
+                         key=lambda s: int(s["HashKeyRange"]["StartingHashKey"]))
+    if run == 0:
+        shard = open_shards[0]
+        low, high = int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
+        kinesis.split_shard(StreamName=stream, ShardToSplit=shard["ShardId"], NewStartingHashKey=str((low + high) // 2))
+        done = f"split {shard['ShardId']}"
+    else:
+        a, b = open_shards[-2], open_shards[-1]
+        kinesis.merge_shards(StreamName=stream, ShardToMerge=a["ShardId"], AdjacentShardToMerge=b["ShardId"])
+        done = f"merged {a['ShardId']} and {b['ShardId']}"
+    streams.wait_active(kinesis, stream)
+    return done
+
+
+def crash_test(spark, server, stream_name: str, tmp_path: Path, drivers, records: int, cluster=None,
+               reshards: bool = False, **source: object) -> None:
     """CRASH_KILLS driver SIGKILLs while a writer puts `records` records, then a final AvailableNow run; checks
-    every id once, each row as written, per-key order and the batch sizes."""
+    every id once, each row as written, per-key order and the batch sizes. `cluster`: the driver runs its query on
+    that standalone cluster; `reshards`: a split in the first run and a merge in the second, while it runs."""
     kinesis = streams.client(server)
     streams.create_stream(kinesis, stream_name, SHARDS)
     rng = random.Random(SEED)
     writer = Writer(streams.client(server), stream_name, keys=KEYS, seed=SEED, resend_failed=False)
     config = base_config(server, stream_name, tmp_path, initialPosition="trim_horizon",
                          maxRecordsPerTrigger=MAX_RECORDS_PER_TRIGGER, **source)
+    if cluster is not None:
+        config.update(master=cluster.master_url, conf=cluster_conf(cluster, tmp_path / "events"))
+    resharded = []
     checkpoint, output = Path(config["checkpoint"]), Path(config["output"])
     offsets, commits = checkpoint / "offsets", checkpoint / "commits"
     writer.start(records, chunk=100, seconds=CRASH_WRITE_SECONDS, allowance=0)
@@ -121,6 +152,11 @@ def crash_test(spark, server, stream_name: str, tmp_path: Path, drivers, records
             writer.allow((n + 1) * records // CRASH_KILLS)
             d.wait_until(lambda: spark_log.last_batch(commits) > committed_before, DRIVER_START_TIMEOUT,
                          f"a new committed batch in run {n}", context=state)
+            if reshards and n < 2:
+                resharded.append(reshard_during(kinesis, stream_name, n))
+                committed_before = spark_log.last_batch(commits)
+                d.wait_until(lambda: spark_log.last_batch(commits) > committed_before, DRIVER_START_TIMEOUT,
+                             f"a committed batch after the reshard in run {n}", context=state)
             if mid_batch:
                 d.wait_until(lambda: spark_log.last_batch(offsets) > spark_log.last_batch(commits), 60,
                              f"a batch in flight in run {n}", interval=0.01, context=state)
@@ -135,7 +171,7 @@ def crash_test(spark, server, stream_name: str, tmp_path: Path, drivers, records
                           "commits": spark_log.last_batch(commits), "written": writer.written})
         writer.allow(records)
         writer.join(timeout=CRASH_WRITE_SECONDS + 120)
-        writer.check_own_order()
+        writer.check_own_order(resharded=reshards)
 
         final = d.restart("final", trigger={"availableNow": True})
         code = final.wait(RUN_TIMEOUT)
@@ -143,7 +179,7 @@ def crash_test(spark, server, stream_name: str, tmp_path: Path, drivers, records
     finally:
         writer.stop()
 
-    print(f"kills: {kills}")
+    print(f"kills: {kills}; reshards: {resharded}")
     in_flight = [k for k in kills if k["offsets"] > k["commits"]]
     assert any(k["mid_batch_wanted"] for k in in_flight), f"no kill hit a batch in flight: {kills}"
 

@@ -239,6 +239,26 @@ def test_kinesis_data_loss(spark, kinesalite_server, stream_name, tmp_path):
     assert_documented("KINESIS_DATA_LOSS", [error])
 
 
+def test_kinesis_read_stalled(spark, fault_proxy, stream_name, tmp_path):
+    """An AvailableNow query one of whose shards answers nothing, while behind, on every call: it fails within
+    stallTimeout, naming the shard, instead of waiting forever; the other shard was read."""
+    kinesis = streams.client(fault_proxy.upstream_endpoint)
+    streams.create_stream(kinesis, stream_name, 2)
+    streams.put_records(kinesis, stream_name, [(f"record-{i}", f"key-{i}") for i in range(40)])
+    fault_proxy.stall(stream_name, "shardId-000000000001")
+    query = (stream_reader(spark, fault_proxy, stream_name, initialPosition="trim_horizon", stallTimeout="10s")
+             .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(availableNow=True).start())
+    started = time.monotonic()
+    error = _error(lambda: query.awaitTermination(120))
+    assert time.monotonic() - started < 90, "the query did not fail within its bound"
+    # The query's failure also shows its offsets, which name every shard: the connector's message names one.
+    message = next(line for line in error.splitlines() if "[KINESIS_READ_STALLED]" in line)
+    assert "shard shardId-000000000001 of stream" in message and "shardId-000000000000" not in message, message
+    assert fault_proxy.injected("stalled", "GetRecords") > 0
+    assert_documented("KINESIS_READ_STALLED", [error])
+
+
 def test_kinesis_streams_changed(spark, kinesalite_server, stream_name, tmp_path):
     """A checkpoint of two streams restarted with one of them."""
     kinesis = streams.client(kinesalite_server)

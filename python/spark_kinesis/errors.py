@@ -40,6 +40,7 @@ __all__ = [
     "KinesisInvalidOffsetError",
     "KinesisStreamsChangedError",
     "KinesisRetriesExhaustedError",
+    "KinesisReadStalledError",
     "KinesisEndpointUnreachableError",
     "KinesisServiceError",
     "KinesisRecordTooLargeError",
@@ -109,6 +110,11 @@ class KinesisRetriesExhaustedError(KinesisError):
     """A call kept failing (throttling, service errors) until the retry budget was spent."""
 
 
+class KinesisReadStalledError(KinesisError):
+    """A Trigger.AvailableNow or Trigger.Once query waited ``stallTimeout`` for shards whose readers made no
+    progress (``KINESIS_READ_STALLED``): it fails, naming them, instead of running forever."""
+
+
 class KinesisEndpointUnreachableError(KinesisError):
     """No connection could be opened to the Kinesis or STS endpoint: a wrong region or endpoint, or no network path."""
 
@@ -152,6 +158,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_OFFSET": KinesisInvalidOffsetError,
     "KINESIS_STREAMS_CHANGED": KinesisStreamsChangedError,
     "KINESIS_RETRIES_EXHAUSTED": KinesisRetriesExhaustedError,
+    "KINESIS_READ_STALLED": KinesisReadStalledError,
     "KINESIS_CONSUMER_LIMIT": KinesisConsumerError,
     "KINESIS_CONSUMER_NOT_FOUND": KinesisConsumerError,
     "KINESIS_CONSUMER_NOT_ACTIVE": KinesisConsumerError,

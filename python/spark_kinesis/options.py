@@ -53,6 +53,7 @@ class KinesisOptions:
     MAX_BYTES_PER_TRIGGER: Final = "maxBytesPerTrigger"
     FAIL_ON_DATA_LOSS: Final = "failOnDataLoss"
     SHARD_DISCOVERY_INTERVAL: Final = "shardDiscoveryInterval"
+    STALL_TIMEOUT: Final = "stallTimeout"
     CONSUMER_MODE: Final = "consumerMode"
     CONSUMER_NAME: Final = "consumerName"
     REQUIRE_CONSUMER_DEREGISTRATION: Final = "requireConsumerDeregistration"
@@ -149,6 +150,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "shardDiscoveryInterval": OptionInfo(
         "shardDiscoveryInterval", "duration", "source", "10s", (), None, None, False,
         "a duration from 1s to 3600s such as 200ms, 5s or 2m"),
+    "stallTimeout": OptionInfo(
+        "stallTimeout", "duration", "source", "600s", (), None, None, False,
+        "a duration from 10s to 86400s such as 200ms, 5s or 2m"),
     "consumerMode": OptionInfo(
         "consumerMode", "enum", "source", "polling", ("polling", "efo"), None, None, False,
         "one of polling, efo"),

@@ -1,12 +1,10 @@
 """pytest fixture for a Spark standalone cluster (standalone_cluster.py), and a reader of Spark event logs.
 
-Use it from a test module with::
-
-    from harness.cluster_fixtures import spark_cluster  # noqa: F401 (pytest fixture)
+``tests/conftest.py`` lists this module in ``pytest_plugins``, so every test module can ask for ``spark_cluster``
+without importing it (a session fixture imported into two modules would be two fixtures, two clusters, to pytest).
 
 The fixture is session-scoped: the cluster starts once, at the first test that asks for it, and is stopped at the
-end of the session, whatever the tests did. (A session fixture imported into two modules is two fixtures to
-pytest; keep the cluster tests in one module, or list this module in ``pytest_plugins``.)
+end of the session, whatever the tests did.
 
 Which executor ran which task, and whether it was a speculative copy, is read from the application's event log
 (``spark.eventLog.enabled``): it is Spark's own record, the same one the history server shows.

@@ -24,6 +24,9 @@ What it can inject
   page would hold one of them) is answered as users of the real service report it (harlow/kinesis-consumer#125):
   no records, ``MillisBehindLatest`` of the retention period (24 h), and the same iterator as the next one, on
   every call; it never moves on by itself. Those answers count as ``TRIMMED_ITERATOR``.
+* ``stall(stream, shard_id)``: a shard whose reader can make no progress: every GetRecords on it is answered with
+  no records, the same iterator as the next one and ``MillisBehindLatest`` of a minute, whatever the shard
+  holds (counted as ``STALLED``).
 * A shard gone while its stream exists (a closed shard deleted after the retention period):
   ``inject_error("GetShardIterator", "ResourceNotFoundException", shard=...)`` and the same for GetRecords;
   ListShards and DescribeStreamSummary still answer for the stream.
@@ -114,7 +117,10 @@ EXPIRED_ITERATOR = "expired_iterator"             # GetRecords requests answered
 INTERNAL_FAILURE = "internal_failure"             # requests answered 500 InternalFailure
 TRIMMED_POSITION = "trimmed_position"             # GetShardIterator refused: the sequence number was trimmed
 TRIMMED_ITERATOR = "trimmed_iterator"             # GetRecords on an iterator whose position was trimmed (stuck)
+STALLED = "stalled"                               # GetRecords on a stalled shard: nothing, ever
 
+#: MillisBehindLatest of a GetRecords answer on a stalled shard.
+STALLED_MILLIS_BEHIND = 60_000
 #: MillisBehindLatest of a GetRecords answer on an iterator whose position was trimmed: the default retention.
 TRIMMED_ITERATOR_MILLIS_BEHIND = 24 * 3600 * 1000
 
@@ -466,6 +472,7 @@ class FaultProxy:
         self._rules: Dict[Tuple[str, str], _ErrorRule] = {}
         self._entry_failures: Optional[_EntryFailures] = None
         self._trims: Dict[Tuple[str, str], int] = {}
+        self._stalls: Set[Tuple[str, str]] = set()
         self._reset_counters_locked()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -613,6 +620,12 @@ class FaultProxy:
                     message or "Rate exceeded for shard in stream (injected by FaultProxy)", max_count)
         return self
 
+    def stall(self, stream: str, shard_id: str) -> "FaultProxy":
+        """Every GetRecords on that shard answers nothing, at a minute behind, and the same iterator: no progress."""
+        with self._lock:
+            self._stalls.add((stream, shard_id))
+        return self
+
     def trim(self, stream: str, shard_id: str, through_sequence: str) -> "FaultProxy":
         """Make the records of one shard up to and including ``through_sequence`` gone, as retention does."""
         with self._lock:
@@ -625,6 +638,7 @@ class FaultProxy:
             self._rules.clear()
             self._entry_failures = None
             self._trims.clear()
+            self._stalls.clear()
         return self
 
     # -- counters -------------------------------------------------------------------------------
@@ -775,6 +789,10 @@ class FaultProxy:
                 self._put_records.append(PutRecordsRequest(len(entries), sum(_entry_bytes(e) for e in entries)))
             self._changed.notify_all()
 
+            if request is not None and operation == "GetRecords" and shard in self._stalls:
+                self._injected[(STALLED, operation)] += 1
+                return _json_reply(200, {"Records": [], "NextShardIterator": str(request.get("ShardIterator")),
+                                         "MillisBehindLatest": STALLED_MILLIS_BEHIND})
             if request is not None:  # faults only for JSON requests the proxy understands
                 for rule in list(self._rules.values()):
                     if rule.matches(operation, shard) and rule.decide():

@@ -97,6 +97,11 @@ private[sparkkinesis] object KinesisOptions {
   val ShardDiscoveryInterval: OptionSpec[Duration] = OptionSpec("shardDiscoveryInterval",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(1)), Some(Duration.ofSeconds(10)), Scope.Source, V0_1,
     "How often the driver lists shards (ListShards) to find shards created by resharding.", "Source")
+  val StallTimeout: OptionSpec[Duration] = OptionSpec("stallTimeout",
+    TimeSpan(Duration.ofSeconds(10), Duration.ofHours(24)), Some(Duration.ofMinutes(10)), Scope.Source, V0_1,
+    "How long a Trigger.AvailableNow or Trigger.Once query may wait for shards that still have records to read " +
+      "before their cutoff without any shard making progress; then it fails with [KINESIS_READ_STALLED] naming " +
+      "them, rather than wait forever.", "Source")
 
   // ---- enhanced fan-out ----
   val ConsumerMode: OptionSpec[String] = OptionSpec("consumerMode", Choice(Seq("polling", "efo")), Some("polling"),
@@ -175,6 +180,7 @@ private[sparkkinesis] object KinesisOptions {
     InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask,
     IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
+    StallTimeout,
     ConsumerMode, ConsumerName, RequireConsumerDeregistration, RegisteredConsumerId, RegisteredConsumerIdType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation,

@@ -157,6 +157,18 @@ private[sparkkinesis] object KinesisErrors {
       s"The enhanced fan-out consumer '$consumer' of stream '$stream' was still $status after $seconds s. " +
         "Check it with `aws kinesis describe-stream-consumer`, then start the query again.")
 
+  /**
+   * A Trigger.AvailableNow or Trigger.Once query waited `seconds` for `shards` (each with what its reader last said)
+   * without any shard making progress: it would otherwise never end.
+   */
+  def readStalled(trigger: String, seconds: Long, shards: Seq[String]): KinesisException =
+    new KinesisException("KINESIS_READ_STALLED",
+      s"The $trigger query made no progress for $seconds s (option 'stallTimeout') while these shards still had " +
+        s"records to read before its cutoff: ${shards.mkString("; ")}. Nothing was skipped: a restart goes on from " +
+        "the last committed batch. Look in the executor logs for why the shards cannot be read (throttling, a " +
+        "fan-out subscription that delivers nothing, an endpoint that stopped answering); with consumerMode=efo, " +
+        "consumerMode=polling reads the same records by GetRecords; raise 'stallTimeout' if the shards are only slow.")
+
   def rangeUnavailable(shard: String, detail: String): KinesisException =
     new KinesisException("KINESIS_RANGE_UNAVAILABLE", s"Cannot re-read the planned records of $shard: $detail.")
 

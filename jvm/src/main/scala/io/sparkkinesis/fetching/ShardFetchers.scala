@@ -7,6 +7,11 @@ import io.sparkkinesis.offsets.StartPosition
  * The one place that builds shard fetchers, for prefetch buffers, range re-reads and batch reads alike: by
  * enhanced fan-out when `settings` carries a consumer for the stream (the prefetch buffers of a query with
  * `consumerMode=efo`), else by GetRecords.
+ *
+ * A shard the driver's listing shows `closed` is read by GetRecords whatever the mode: a closed shard's records no
+ * longer change, and GetRecords reaches its end for certain (a null next iterator), while a subscription learns it
+ * only from the service's shard-end event, which not every server sends (kinesis-mock never does). So reading never
+ * depends on that event to go on into the children.
  */
 private[sparkkinesis] object ShardFetchers {
 
@@ -21,8 +26,9 @@ private[sparkkinesis] object ShardFetchers {
       stream: StreamRef,
       shardId: String,
       start: StartPosition,
-      settings: FetchSettings): ShardFetcher =
-    settings.consumers.get(stream.name) match {
+      settings: FetchSettings,
+      closed: Boolean = false): ShardFetcher =
+    settings.consumers.get(stream.name).filterNot(_ => closed) match {
       case Some(consumerArn) =>
         new FanOutShardFetcher(subscriptions(connection), consumerArn, stream, shardId, start,
           settings.maxRecordsPerCall, settings.failOnDataLoss,

@@ -4,13 +4,17 @@ import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
 
-/** What the driver asks of one shard in a prefetch round: data after `from`, and a cut within the budget. */
+/**
+ * What the driver asks of one shard in a prefetch round: data after `from`, and a cut within the budget. `closed`:
+ * the driver's last listing shows the shard closed, so it is read to its end by GetRecords (see `ShardFetchers`).
+ */
 private[sparkkinesis] final case class ShardFetchRequest(
     key: ShardKey,
     stream: StreamRef,
     from: ShardPosition,
     maxRecords: Long,
-    maxBytes: Long)
+    maxBytes: Long,
+    closed: Boolean = false)
 
 /**
  * One prefetch task: a group of shards, read on the executor that holds their buffers (`location`). `retired`:

@@ -24,6 +24,7 @@ private[sparkkinesis] object Prefetcher {
       // No lock across the round: a fill releases the buffer between its calls (see ShardBuffer.fill), and the
       // cut says nothing beyond `req.from` should another task have moved the buffer meanwhile.
       buffer.align(req.from)
+      if (req.closed) buffer.markClosed()
       var more = true
       while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
         buffer.bytes < PrefetchBuffers.share(buffer, spec.fetch.bufferBytes)) {

@@ -51,12 +51,24 @@ private[sparkkinesis] final class ShardBuffer(
   // Counters of fetchers this buffer let go, so the buffer's totals do not go back.
   private var retiredRenewals = 0L
   private var retiredFailures = 0L
+  private var retiredCalls = 0L
+  private var retiredThrottled = 0L
 
   private def retire(f: ShardFetcher): Unit = {
     retiredRenewals += f.renewals
     retiredFailures += f.subscribeFailures
+    retiredCalls += f.calls
+    retiredThrottled += f.throttled
     f.close()
   }
+
+  /**
+   * Set when the driver's listing shows the shard closed: from the next read on, the shard is read to its end by
+   * GetRecords (a fan-out fetcher is let go; see [[ShardFetchers]]), so its end is found whatever the subscription
+   * says. Records the subscription had queued past the buffer's last one are read again by GetRecords.
+   */
+  @volatile private var listedClosed = false
+  def markClosed(): Unit = listedClosed = true
 
   /** Subscriptions renewed and failed (enhanced fan-out) over the buffer's life. */
   def renewals: Long = synchronized(retiredRenewals + (if (fetcher == null) 0L else fetcher.renewals))
@@ -78,8 +90,8 @@ private[sparkkinesis] final class ShardBuffer(
 
   /** Whether the buffer holds records or its shard is behind its tip: it takes a share of `fetchBufferSize`. */
   def needsRoom: Boolean = bytesHeld > 0 || !caughtUp
-  def calls: Long = synchronized(if (fetcher == null) 0L else fetcher.calls)
-  def throttled: Long = synchronized(if (fetcher == null) 0L else fetcher.throttled)
+  def calls: Long = synchronized(retiredCalls + (if (fetcher == null) 0L else fetcher.calls))
+  def throttled: Long = synchronized(retiredThrottled + (if (fetcher == null) 0L else fetcher.throttled))
 
   private def lastPosition: ShardPosition = records.lastOption.map(r => ShardPosition.After(r.position)).getOrElse(base)
 
@@ -122,11 +134,17 @@ private[sparkkinesis] final class ShardBuffer(
     // waits (pacing, or backing off from throttling) holds up no one else. At most one call is in flight.
     val (reader, skipFrom, readerBase) = synchronized {
       while (fetching) wait()
+      if (fetcher != null && listedClosed && fetcher.pushed && !fetcher.shardEnded) {
+        dataLoss += fetcher.dataLoss
+        retire(fetcher)
+        fetcher = null
+      }
       if (fetcher == null) {
         fetcherBase = lastPosition
         val (start, _) = ShardPosition.resumeFrom(fetcherBase)
         fetcher =
-          if (open != null) open(start) else ShardFetchers.open(connection, stream, key.shardId, start, fetch)
+          if (open != null) open(start)
+          else ShardFetchers.open(connection, stream, key.shardId, start, fetch, closed = listedClosed)
       }
       if (fetcher.shardEnded) return false
       fetching = true

@@ -151,6 +151,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * what the buffers no longer hold, so memory stays within `fetchBufferSize` whatever the backlog.
    */
   private def everythingAvailable(start: KinesisSourceOffset): KinesisSourceOffset = {
+    once = true
     if (!planner.availableNow) planner.startAvailableNow(System.currentTimeMillis())
     var end = start
     var more = true
@@ -175,13 +176,24 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     (from, tracker.readable(from), tracker.endedParents(from))
   }
 
+  /** Whether the last shard listing shows the shard closed (read by GetRecords to its end in every mode). */
+  private[source] def isClosed(key: ShardKey): Boolean = tracker.isClosed(key)
+
   /** What a real-time batch's tasks reported of their shards, for [[metrics]]. */
   private[source] def recordBatchReports(reports: Seq[ShardReport]): Unit = metrics.accumulate(reports)
 
-  /** The next offset after `start` within the budgets: a prefetch round on the shards that are due. */
+  /** Whether the query runs under Trigger.Once (Spark asked for everything available), for messages. */
+  private var once = false
+
+  /**
+   * The next offset after `start` within the budgets: a prefetch round on the shards that are due. Under
+   * AvailableNow or Once it waits for the shards that may still hold records from before the cutoff, at most
+   * `stallTimeout` without any of them moving: then the query fails with [KINESIS_READ_STALLED] naming them.
+   */
   private def next(start: KinesisSourceOffset, rows: Option[Long], bytes: Option[Long]): KinesisSourceOffset = {
     val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis())
     val readable = tracker.readable(from)
+    val waitingSince = System.currentTimeMillis()
     while (true) {
       val due = watched(from, planner.dueShards(from, readable, System.currentTimeMillis()))
       if (due.nonEmpty) {
@@ -198,6 +210,10 @@ private[sparkkinesis] class KinesisMicroBatchStream(
         }
         return from
       }
+      val waited = System.currentTimeMillis() - waitingSince
+      if (waited > options.stallMillis)
+        throw KinesisErrors.readStalled(if (once) "Trigger.Once" else "Trigger.AvailableNow", waited / 1000,
+          planner.unfinished(from, readable))
       Thread.sleep(planner.pauseMillis(readable, System.currentTimeMillis()))
     }
     from

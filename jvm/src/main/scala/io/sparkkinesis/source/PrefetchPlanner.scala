@@ -49,6 +49,24 @@ private[sparkkinesis] final class PrefetchPlanner(
   def mayAnswerNothingNew(offset: KinesisSourceOffset, readable: Seq[ShardKey]): Boolean =
     cutoff.forall(c => readable.forall(k => c.finished(offset.shards(k), reports.get(k), isClosed(k))))
 
+  /**
+   * Under AvailableNow (or Once), the readable shards that may still hold records from before the cutoff, each
+   * described with what its reader last reported, for [KINESIS_READ_STALLED].
+   */
+  def unfinished(offset: KinesisSourceOffset, readable: Seq[ShardKey]): Seq[String] = cutoff.toSeq.flatMap { c =>
+    readable.filterNot(k => c.finished(offset.shards(k), reports.get(k), isClosed(k))).map { k =>
+      val state = reports.get(k).fold("no report yet") { r =>
+        s"${r.getRecordsCalls} calls, ${r.throttled} throttled, " +
+          r.millisBehindLatest.fold("lag unknown")(ms => s"$ms ms behind") +
+          (if (r.subscriptionsRenewed + r.subscriptionsFailed > 0)
+             s", subscriptions renewed ${r.subscriptionsRenewed}, failed ${r.subscriptionsFailed}"
+           else "")
+      }
+      s"shard ${k.shardId} of stream '${k.stream}' (read ${ShardPosition.describe(offset.shards(k))}" +
+        s"${if (isClosed(k)) ", closed" else ""}; $state)"
+    }
+  }
+
   /** Whether the shard's latest report found it at the tip, with nothing buffered, where `offset` has it. */
   def caughtUpAt(key: ShardKey, offset: KinesisSourceOffset): Boolean = reports.get(key).exists { r =>
     r.caughtUp && r.bufferedRecords == 0 && !r.shardEnded && r.end == offset.shards(key)
@@ -127,7 +145,7 @@ private[sparkkinesis] final class PrefetchPlanner(
   /** One task per group of shards (`shardsPerTask`), placed where their buffers live. */
   private def tasks(from: KinesisSourceOffset, budgets: Seq[(ShardKey, (Long, Long))]): Seq[FetchTaskSpec] = {
     val requests = budgets.map { case (k, (records, bytes)) =>
-      ShardFetchRequest(k, options.streamsByName(k.stream), from.shards(k), records, bytes)
+      ShardFetchRequest(k, options.streamsByName(k.stream), from.shards(k), records, bytes, isClosed(k))
     }
     val byKey = requests.map(r => r.key -> r).toMap
     val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask, location,

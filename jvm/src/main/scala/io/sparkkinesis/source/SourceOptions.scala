@@ -17,7 +17,8 @@ private[sparkkinesis] final case class SourceOptions(
     maxBytesPerTrigger: Option[Long] = None,
     shardDiscoveryMillis: Long = 10000L,
     shardStarts: ShardStartPositions = ShardStartPositions.Empty,
-    consumer: Option[ConsumerSpec] = None) {
+    consumer: Option[ConsumerSpec] = None,
+    stallMillis: Long = 600000L) {
 
   /** Whether the query reads with enhanced fan-out (`consumerMode=efo`). */
   def fanOut: Boolean = consumer.isDefined
@@ -52,7 +53,8 @@ private[sparkkinesis] object SourceOptions {
       opts.getOrDefault(O.ShardDiscoveryInterval).toMillis,
       opts.get(O.InitialShardPositions).map(ShardStartPositions.parse(_, streams.map(_.name).toSet))
         .getOrElse(ShardStartPositions.Empty),
-      consumer(opts, streams))
+      consumer(opts, streams),
+      opts.getOrDefault(O.StallTimeout).toMillis)
   }
 
   private val ConsumerNamePattern = "[a-zA-Z0-9_.-]{1,128}".r

@@ -13,9 +13,10 @@ import software.amazon.awssdk.services.kinesis.model._
 /**
  * A fault layer around real subscriptions (kinesis-mock's), for what that server cannot do itself:
  *  - `signalShardEnd`: kinesis-mock never ends a closed shard's subscription. Here the first event with no records
- *    on a shard that ListShards shows closed is replaced by the shard's last event as the service sends it (no
- *    continuation sequence number, the child shards), and the subscription ends. On a closed shard, an event with
- *    no records means every record before the end was delivered;
+ *    on a shard that ListShards shows closed, once the subscription has delivered the shard's last record (read
+ *    with GetRecords), is replaced by the shard's last event as the service sends it (no continuation sequence
+ *    number, the child shards), and the subscription ends. kinesis-mock may send an empty event before records it
+ *    holds (a subscription's first), so an empty event alone does not mean the end was reached;
  *  - `cutAfterEvents`: ends every subscription after that many events, as the service does after 5 minutes;
  *  - `takeOverFirst`: the first subscription of each shard is refused with ResourceInUseException, as when another
  *    reader of the same consumer holds the shard;
@@ -55,9 +56,28 @@ final class FaultySubscriptions(
       f
     } else {
       val firstOpened = openedShards.add(request.shardId())
-      real.subscribe(request, new Relay(request.shardId(), handler, if (firstOpened) failAfterEvents else None))
+      val start = Option(request.startingPosition()).filter(_.`type`() == ShardIteratorType.AFTER_SEQUENCE_NUMBER)
+        .map(p => BigInt(p.sequenceNumber()))
+      real.subscribe(request,
+        new Relay(request.shardId(), handler, if (firstOpened) failAfterEvents else None, start))
     }
   }
+
+  // The sequence number of a closed shard's last record (None: it has none), read once: it no longer changes.
+  private val lastRecords = new ConcurrentHashMap[String, Option[BigInt]]()
+
+  private def lastRecordOf(shardId: String): Option[BigInt] = lastRecords.computeIfAbsent(shardId,
+    _ => {
+      var iterator = kinesis.getShardIterator(GetShardIteratorRequest.builder().streamName(streamName).shardId(shardId)
+          .shardIteratorType(ShardIteratorType.TRIM_HORIZON).build()).shardIterator()
+      var last: Option[BigInt] = None
+      while (iterator != null) {
+        val page = kinesis.getRecords(GetRecordsRequest.builder().shardIterator(iterator).limit(10000).build())
+        page.records().asScala.lastOption.foreach(r => last = Some(BigInt(r.sequenceNumber())))
+        iterator = page.nextShardIterator()
+      }
+      last
+    })
 
   /** The shard's children when ListShards shows it closed (checked at most twice a second per shard). */
   private def children(shardId: String): Option[Seq[String]] = {
@@ -73,8 +93,12 @@ final class FaultySubscriptions(
     }
   }
 
-  private final class Relay(shardId: String, downstream: SubscribeToShardResponseHandler, breakAfter: Option[Int])
-    extends SubscribeToShardResponseHandler {
+  /** `reached`: the last record this subscription is past (its start, then each event's last record). */
+  private final class Relay(
+      shardId: String,
+      downstream: SubscribeToShardResponseHandler,
+      breakAfter: Option[Int],
+      @volatile private var reached: Option[BigInt]) extends SubscribeToShardResponseHandler {
     override def responseReceived(r: SubscribeToShardResponse): Unit = downstream.responseReceived(r)
     override def exceptionOccurred(t: Throwable): Unit = downstream.exceptionOccurred(t)
     override def complete(): Unit = downstream.complete()
@@ -92,7 +116,11 @@ final class FaultySubscriptions(
             override def onNext(item: SubscribeToShardEventStream): Unit = if (!over) item match {
               case e: SubscribeToShardEvent =>
                 events += 1
-                val ending = if (signalShardEnd && e.records().isEmpty) children(shardId) else None
+                e.records().asScala.lastOption.foreach(r => reached = Some(BigInt(r.sequenceNumber())))
+                val ending =
+                  if (signalShardEnd && e.records().isEmpty)
+                    children(shardId).filter(_ => lastRecordOf(shardId).forall(last => reached.exists(_ >= last)))
+                  else None
                 ending match {
                   case Some(kids) =>
                     endsSignalled.incrementAndGet()

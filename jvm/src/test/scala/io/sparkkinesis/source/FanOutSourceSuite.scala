@@ -209,11 +209,16 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
 
 object FanOutSourceSuite {
 
-  /** Rows of every batch: (batch id, data, partition key, shard id), in the order the batches delivered them. */
-  final class Rows extends VoidFunction2[Dataset[Row], java.lang.Long] {
+  /**
+   * Rows of every batch: (batch id, data, partition key, shard id), in the order the batches delivered them.
+   * `onBatch` runs after a batch's rows are kept, on the query's thread (to act while a query runs).
+   */
+  final class Rows(onBatch: Long => Unit = _ => ()) extends VoidFunction2[Dataset[Row], java.lang.Long] {
     val rows = new ConcurrentLinkedQueue[(Long, String, String, String)]()
-    override def call(batch: Dataset[Row], id: java.lang.Long): Unit =
+    override def call(batch: Dataset[Row], id: java.lang.Long): Unit = {
       batch.collect().foreach(r => rows.add((id.longValue(), r.getString(0), r.getString(1), r.getString(2))))
+      onBatch(id.longValue())
+    }
     def data: Seq[String] = rows.asScala.map(_._2).toSeq
   }
 }

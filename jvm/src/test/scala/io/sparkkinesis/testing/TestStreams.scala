@@ -126,7 +126,8 @@ object TestStreams {
     awaitActive(server, stream)
   }
 
-  private def awaitActive(server: LocalKinesisServer, stream: String): Unit = {
+  /** Waits until `stream` is ACTIVE (after a create or a reshard). */
+  def awaitActive(server: LocalKinesisServer, stream: String): Unit = {
     val client = syncClient(server)
     val deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos
     while (client.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(stream).build())

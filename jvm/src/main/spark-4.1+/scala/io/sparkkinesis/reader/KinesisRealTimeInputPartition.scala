@@ -10,11 +10,14 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * One long-running task of a real-time mode batch: its shards (`shardsPerTask` of them, or none for a task that
  * only waits out the batch) and where each is to be read from. No end: the task reads until the batch's time is up.
  * `endedBefore`: shards already read to their end that are parents of shards not ended (the other parent of a
- * merged shard), so that the task may go on into a child whose last parent it reads to the end.
+ * merged shard), so that the task may go on into a child whose last parent it reads to the end. `closed`: shards
+ * the driver's listing shows closed, read to their end by GetRecords whatever the fetch mode (see
+ * `fetching.ShardFetchers`).
  */
 private[sparkkinesis] final case class KinesisRealTimeInputPartition(
     shards: Seq[(ShardKey, ShardPosition)],
     streams: Map[String, StreamRef],
     connection: AwsConnection,
     fetch: FetchSettings,
-    endedBefore: Set[ShardKey]) extends InputPartition
+    endedBefore: Set[ShardKey],
+    closed: Set[ShardKey] = Set.empty) extends InputPartition

@@ -42,8 +42,11 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   extends SupportsRealTimeRead[InternalRow] with Logging {
   import KinesisRealTimePartitionReader._
 
+  /** Shards known to be closed: the plan's, and children found closed when adopted. Read by GetRecords. */
+  private var closed: Set[ShardKey] = p.closed
+
   private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
-    ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch))
+    ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch, closed(key)))
 
   private val listShards: String => Seq[ShardDescription] = Option(list).getOrElse(stream =>
     ShardListing.list(p.streams(stream))(KinesisClients.sync(p.connection).listShards))
@@ -145,9 +148,11 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
           Nil
       }
     val endedParents = shards.filter(_.done).map(_.key).toSet ++ p.endedBefore
-    listed.filter(_.parents.contains(ended.shardId)).map(d => ShardKey(ended.stream, d.shardId) -> d.parents)
-      .foreach { case (child, parents) =>
+    listed.filter(_.parents.contains(ended.shardId)).map(d =>
+      (ShardKey(ended.stream, d.shardId), d.parents, d.isClosed))
+      .foreach { case (child, parents, childClosed) =>
         if (!shards.exists(_.key == child) && parents.forall(id => endedParents.contains(ShardKey(ended.stream, id)))) {
+          if (childClosed) closed += child
           logInfo(s"Reading shard ${child.shardId} of stream '${child.stream}', a child of ended shard " +
             s"${ended.shardId}, in this batch")
           shards += new Shard(child, ShardPosition.NotStarted(StartPosition.TrimHorizon))

@@ -57,7 +57,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
       val tasks = if (groups.isEmpty) Seq(Seq.empty) else groups
       val partitions = tasks.map { keys =>
         KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
-          settings, endedParents): InputPartition
+          settings, endedParents, keys.filter(isClosed).toSet): InputPartition
       }.toArray
       plan = Some((begin, from, partitions))
       plan.get

@@ -10,8 +10,9 @@ import org.apache.spark.sql.{ForeachWriter, Row}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.fetching.{FaultySubscriptions, ShardFetchers, SubscriptionSource}
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, RecordPosition, ShardKey, ShardPosition}
-import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, Resharding, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
@@ -178,6 +179,54 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
 
   test("a merge of two shards two tasks read: the merged shard is read from a later batch, per-key order kept") {
     readAcrossReshard("rtm-merge-two", 2, 200, withinBatch = false)(mergeFirstTwo)
+  }
+
+  /**
+   * The real-time cells of the resharding matrix (docs/testing.md): a stream resharded before the query (a split, a
+   * merge and UpdateShardCount, [[Resharding.reshard]]) or while it runs (a split and a merge), read by GetRecords
+   * or by enhanced fan-out (`efo+end`: through the service's shard-end events, which kinesis-mock does not send);
+   * every record once, each key in order. Two tasks at most (`shardsPerTask=2`): local[2] has two task slots.
+   */
+  private def reshardCell(mode: String, before: Boolean): Unit = {
+    val server = kinesisMock
+    val stream = freshStream(server, s"rtm-matrix-${mode.take(3)}", 2)
+    val sink = s"matrix-${System.nanoTime()}"
+    val parts = Seq(0 until 100, 100 until 200, 200 until 300, 300 until 400)
+    val total = if (before) 400 else 300
+    put(server, stream, Resharding.records(0, 100))
+    if (before) Resharding.reshard(server, stream, parts, updateShardCount = true)
+    val extra = Map("shardsPerTask" -> "2") ++
+      (if (mode == "polling") Map.empty else Map("consumerMode" -> "efo", "requireConsumerDeregistration" -> "true"))
+    val layer = new FaultySubscriptions(SubscriptionSource.of(connection(server)), syncClient(server), stream,
+      signalShardEnd = true)
+    val previous = ShardFetchers.subscriptions
+    if (mode == "efo+end") ShardFetchers.subscriptions = _ => layer
+    try {
+      val query = start(server, stream, sink, Files.createTempDirectory("rtm-matrix").toString, extra = extra)
+      try {
+        if (!before) {
+          await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
+          Resharding.reshard(server, stream, parts, updateShardCount = false)
+        }
+        await(query, s"$total records (read ${shardCounts(sink)}; last progress ${query.lastProgress})")(
+          Collected.rows(sink).size >= total)
+      } finally query.stop()
+    } finally ShardFetchers.subscriptions = previous
+    val rows = Collected.rows(sink).map(g => (0L, g.data, g.key, g.shardId))
+    val found = Resharding.problems(rows, 0 until total, Resharding.parents(server, stream), childrenLater = false)
+    assert(found.isEmpty, found.mkString("\n"))
+  }
+
+  for (mode <- Seq("polling", "efo")) {
+    test(s"real-time, $mode: a stream resharded before the query is read whole, each key in order") {
+      reshardCell(mode, before = true)
+    }
+  }
+
+  for (mode <- Seq("efo", "efo+end")) {
+    test(s"real-time, $mode: a stream resharded while the query runs is read whole, each key in order") {
+      reshardCell(mode, before = false)
+    }
   }
 
   test("a Kinesis-to-Kinesis pipeline passes each record on within the batch (maxRecordDelay), every record once") {
