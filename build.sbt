@@ -24,7 +24,7 @@ lazy val root = (project in file("."))
 /** Scala's own jars: the Spark that runs the connector provides them, so no jar bundles them. */
 def providedByScala(jar: File): Boolean = jar.getName.startsWith("scala-")
 
-/** The project's LICENSE and NOTICE, for the META-INF of the sources and javadoc jars. */
+/** The project's LICENSE and NOTICE, for the META-INF of the javadoc jar (the sources jar has the resources). */
 def licenseFiles(base: File): Seq[(File, String)] =
   Seq(base / "LICENSE" -> "META-INF/LICENSE", base / "NOTICE" -> "META-INF/NOTICE")
 
@@ -109,12 +109,12 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     files.foreach { case (f, text) => if (!f.exists || IO.read(f) != text) IO.write(f, text) }
     files.map(_._1)
   }.taskValue,
-  // The -sources and -javadoc (Scaladoc) jars Maven Central asks for, next to the assembly (bin/publish-local).
+  // The -sources and -javadoc (Scaladoc) jars Maven Central asks for, next to the assembly (bin/publish-local);
+  // the sources jar carries the resources, LICENSE and NOTICE among them.
   Compile / packageSrc / artifactPath := (ThisBuild / baseDirectory).value / "jvm" / "target" / "assembly" /
     s"${b.artifact}-${version.value}-sources.jar",
   Compile / packageDoc / artifactPath := (ThisBuild / baseDirectory).value / "jvm" / "target" / "assembly" /
     s"${b.artifact}-${version.value}-javadoc.jar",
-  Compile / packageSrc / mappings ++= licenseFiles((ThisBuild / baseDirectory).value),
   Compile / packageDoc / mappings ++= licenseFiles((ThisBuild / baseDirectory).value),
   Compile / doc / scalacOptions ++= Seq("-doc-title", s"spark-kinesis ${version.value} (${b.artifact})"),
 
