@@ -30,8 +30,12 @@ WHEEL_SBOM := dist/spark_kinesis-$(VERSION)-cyclonedx.json
 # the same release built from the Go module proxy.
 ACTIONLINT_VERSION := 1.7.12
 ACTIONLINT := .tools/actionlint-$(ACTIONLINT_VERSION)/actionlint
-# Reproducible artifacts (docs/releasing.md): the wheel's and the SBOMs' timestamps are the last commit's time.
-export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+# Reproducible artifacts (docs/releasing.md): the wheel's and the SBOMs' timestamps are the last commit's time
+# (read once, so that every step of a run, sub-makes included, uses the same).
+ifeq ($(origin SOURCE_DATE_EPOCH),undefined)
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+endif
+export SOURCE_DATE_EPOCH
 SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 SBT = SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
 # Never let the AWS SDK or boto3 probe the EC2 metadata address from this project's tests and demo.
@@ -128,10 +132,11 @@ test-compat: $(WHEEL) servers compat-venvs
 typecheck: venv
 	$(PY) -m mypy --config-file python/pyproject.toml python/spark_kinesis examples
 
-# The type check first (it takes seconds), then one sbt start for the format check, every artifact's assembly and
-# the Scala suites of every artifact, then the Python suites through the installed wheel on the default PySpark,
-# then the compatibility tests on the other PySpark lines. The format check fails the run on Scala code that
-# `make fmt` would change.
+# The type check first (it takes seconds), then one sbt start for the format check, every artifact's assembly
+# (with its -sources and -javadoc jars) and the Scala suites of every artifact, then the Python suites through the
+# installed wheel on the default PySpark (the release checks, tests/test_release.py, among them), then the
+# compatibility tests on the other PySpark lines. The format check fails the run on Scala code that `make fmt`
+# would change.
 test: venv servers typecheck actionlint
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
 	  $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/test)
@@ -151,7 +156,7 @@ docs: venv
 publish-local: jar doc-jars
 	$(PYTHON) bin/publish-local $(REPO)
 
-# The release checks alone (tests/test_release.py, about a minute; `make test` runs them with the Python suites):
+# The release checks alone (tests/test_release.py, about 10 seconds; `make test` runs them with the Python suites):
 # LICENSE and NOTICE in every jar and the wheel, the NOTICE against what the jars bundle, bin/publish-local's
 # output against Maven Central's requirements, twine check --strict, actionlint on .github/workflows, the SBOMs.
 release-check: venv doc-jars actionlint install-wheel
