@@ -288,6 +288,11 @@ def test_the_sbom_of_the_wheel_nests_its_jars(tmp_path):
         jars = {n: hashlib.sha256(wheel.read(n)).hexdigest() for n in wheel.namelist() if n.endswith(".jar")}
     assert {c["properties"][0]["value"]: c["hashes"][0]["content"] for c in bom["components"]} == jars
     assert all(len(c["components"]) > 40 for c in bom["components"])
+    refs = [bom["metadata"]["component"]["bom-ref"]] + [c["bom-ref"] for c in bom["components"]] + \
+        [n["bom-ref"] for c in bom["components"] for n in c["components"]]
+    assert len(refs) == len(set(refs)), "bom-refs must be unique in a CycloneDX document"
+    assert {d["ref"] for d in bom["dependencies"]} <= set(refs)
+    assert {r for d in bom["dependencies"] for r in d["dependsOn"]} <= set(refs)
 
 
 # ---- project files -----------------------------------------------------------------------------------------------
