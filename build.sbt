@@ -21,6 +21,13 @@ lazy val root = (project in file("."))
     assembly / aggregate := false
   )
 
+/** Scala's own jars: the Spark that runs the connector provides them, so no jar bundles them. */
+def providedByScala(jar: File): Boolean = jar.getName.startsWith("scala-")
+
+/** The project's LICENSE and NOTICE, for the META-INF of the javadoc jar (the sources jar has the resources). */
+def licenseFiles(base: File): Seq[(File, String)] =
+  Seq(base / "LICENSE" -> "META-INF/LICENSE", base / "NOTICE" -> "META-INF/NOTICE")
+
 /** The default artifact, Spark 4.x: the one `make jar`, the wheel's default and the whole test suite use. */
 lazy val connector = connectorProject(project in file("jvm"), SparkBuilds.spark4)
 
@@ -87,6 +94,29 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
          |""".stripMargin)
     Seq(out)
   }.taskValue,
+  // The license, the notices of the bundled components and their list, in every jar (project/Bundled.scala).
+  Compile / resourceGenerators += Def.task {
+    val base = (ThisBuild / baseDirectory).value
+    val provided = sparkJars.value.toSet
+    val bundled = (Runtime / externalDependencyClasspath).value.map(_.data)
+      .filter(f => !provided.contains(f) && !providedByScala(f))
+    val components = Bundled.components(bundled, update.value)
+    val dir = (Compile / resourceManaged).value / "META-INF"
+    val files = Seq(
+      dir / "LICENSE" -> IO.read(base / "LICENSE"),
+      dir / "NOTICE" -> Bundled.notice(components),
+      dir / "spark-kinesis" / "bundled-components.tsv" -> Bundled.tsv(components))
+    files.foreach { case (f, text) => if (!f.exists || IO.read(f) != text) IO.write(f, text) }
+    files.map(_._1)
+  }.taskValue,
+  // The -sources and -javadoc (Scaladoc) jars Maven Central asks for, next to the assembly (bin/publish-local);
+  // the sources jar carries the resources, LICENSE and NOTICE among them.
+  Compile / packageSrc / artifactPath := (ThisBuild / baseDirectory).value / "jvm" / "target" / "assembly" /
+    s"${b.artifact}-${version.value}-sources.jar",
+  Compile / packageDoc / artifactPath := (ThisBuild / baseDirectory).value / "jvm" / "target" / "assembly" /
+    s"${b.artifact}-${version.value}-javadoc.jar",
+  Compile / packageDoc / mappings ++= licenseFiles((ThisBuild / baseDirectory).value),
+  Compile / doc / scalacOptions ++= Seq("-doc-title", s"spark-kinesis ${version.value} (${b.artifact})"),
 
   Test / fork := true,
   Test / parallelExecution := false,
@@ -118,7 +148,7 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   assembly / test := {},
   assembly / assemblyExcludedJars := {
     val provided = sparkJars.value.toSet
-    (assembly / fullClasspath).value.filter(a => provided.contains(a.data) || a.data.getName.startsWith("scala-"))
+    (assembly / fullClasspath).value.filter(a => provided.contains(a.data) || providedByScala(a.data))
   },
   // Everything the assembly bundles besides our own classes. The SDK's Jackson already lives under
   // software.amazon.awssdk.thirdparty, so it moves with the SDK. tests/test_packaging.py checks the result.

@@ -75,7 +75,9 @@ def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp
         project = ET.parse(pom).getroot()
         assert [project.find(POM_NS + t).text for t in ("groupId", "artifactId", "version", "packaging")] == \
             ["io.sparkkinesis", name, VERSION, "jar"]
-        assert project.find(POM_NS + "dependencies") is None, "everything is shaded or provided: no dependencies"
+        scopes = {d.find(POM_NS + "artifactId").text: d.find(POM_NS + "scope").text
+                  for d in project.iter(POM_NS + "dependency")}
+        assert set(scopes.values()) == {"provided"}, f"everything else is shaded inside the jar: {scopes}"
 
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 2)
