@@ -111,7 +111,7 @@ test-scala: venv servers
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/test)
 
 test-python: install-wheel servers doc-jars actionlint
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --durations=40
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
 # same wheel, which picks the jar for that Spark (docs/deploying.md, "Compatibility").
