@@ -21,6 +21,10 @@ JAR_SBOMS := $(JARS:.jar=-cyclonedx.json)
 # virtual environment of its own: the newest 3.5 (Scala 2.12, as PyPI builds it), the oldest 4.x, and the newest
 # 4.1 (the first line with real-time mode, whose reader interface has only the one-argument nextWithTimeout).
 COMPAT_PYSPARK := 3.5.9 4.0.0 4.1.4
+# Lines that load the same jar (4.x) as the default PySpark, which runs every test: `make test` runs only their
+# compat tests not marked `heavy` (crash tests, a fresh venv, --packages, the split under writes); `make test-full`
+# runs every compat test on every line.
+SHARED_JAR_PYSPARK := 4.0.0 4.1.4
 # The test files that hold compatibility tests (the others may import what only the default venv has).
 COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
@@ -43,11 +47,12 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv actionlint jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
+.PHONY: help venv actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
-	@echo "make test   - build the jar and the wheel and run every Scala and Python test against local servers"
+	@echo "make test   - build the jar and the wheel and run the Scala and Python tests against local servers"
+	@echo "make test-full - the whole matrix: every suite on every artifact, every compat test on every PySpark line"
 	@echo "make jar | wheel | servers | test-scala | test-python | test-compat | fmt | typecheck | docs | publish-local | clean"
 	@echo "make doc-jars | notice | release-check | reproducible-check   (releasing: docs/releasing.md)"
 
@@ -123,9 +128,11 @@ $(VENV)-pyspark-%/.installed: python/requirements-compat.txt
 
 test-compat: $(WHEEL) servers compat-venvs
 	set -e; for v in $(COMPAT_PYSPARK); do \
-	  echo "== compatibility tests on PySpark $$v"; \
+	  mark="compat"; \
+	  if [ -z "$(FULL)" ] && [[ " $(SHARED_JAR_PYSPARK) " == *" $$v "* ]]; then mark="compat and not heavy"; fi; \
+	  echo "== compatibility tests on PySpark $$v: -m '$$mark'"; \
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
-	  $(VENV)-pyspark-$$v/bin/python -m pytest -m compat $(COMPAT_TESTS); \
+	  $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS); \
 	done
 
 # Static types of the Python package and the examples: mypy in strict mode (config in python/pyproject.toml).
@@ -133,15 +140,25 @@ typecheck: venv
 	$(PY) -m mypy --config-file python/pyproject.toml python/spark_kinesis examples
 
 # The type check first (it takes seconds), then one sbt start for the format check, every artifact's assembly
-# (with its -sources and -javadoc jars) and the Scala suites of every artifact, then the Python suites through the
-# installed wheel on the default PySpark (the release checks, tests/test_release.py, among them), then the
-# compatibility tests on the other PySpark lines. The format check fails the run on Scala code that `make fmt`
-# would change.
+# (with its -sources and -javadoc jars) and the Scala suites (every suite on Spark 4; on Spark 3.5 the unit suites
+# and the cross suites of project/Versions.scala), then the Python suites through the installed wheel on the
+# default PySpark (the release checks, tests/test_release.py, among them), then the compatibility tests on the
+# other PySpark lines (the heavy ones only on 3.5, whose jar is its own). The format check fails the run on Scala
+# code that `make fmt` would change. docs/testing.md ("Tiers") says what runs where and how long it takes.
+SBT_TEST_STEPS = $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
+  $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/test)
 test: venv servers typecheck actionlint
-	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
-	  $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/test)
+	$(SBT) $(SBT_TEST_STEPS)
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-compat
+
+# The whole matrix, for releases and for changes to the build or the version folders: every Scala suite on every
+# artifact, every Python test on the default PySpark, every compat test on every other line.
+test-full: export SPARK_KINESIS_ALL_SUITES := 1
+test-full: venv servers typecheck actionlint
+	$(SBT) $(SBT_TEST_STEPS)
+	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory test-compat FULL=1
 
 # Formats the Scala sources as .scalafmt.conf says (what `make test` checks).
 fmt: venv

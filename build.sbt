@@ -124,9 +124,18 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   Test / javaOptions ++= Seq("-Xmx3g", "-XX:+IgnoreUnrecognizedVMOptions") ++ Java17Opens.flags,
   Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDFT"),
-  // SPARK_KINESIS_ALL_SUITES=1 runs every suite for such an artifact too (docs/testing.md).
-  Test / testOptions ++= (if (b.unitSuitesOnly && !sys.env.contains("SPARK_KINESIS_ALL_SUITES"))
-    Seq(Tests.Argument(TestFrameworks.ScalaTest, "-l", "io.sparkkinesis.testing.Integration")) else Nil),
+  // An artifact with `crossSuites` runs the unit suites and those (SPARK_KINESIS_ALL_SUITES=1, `make test-full`: every
+  // suite). A suite is an integration suite when its source says `@Integration` (docs/testing.md).
+  Test / testOptions ++= (b.crossSuites match {
+    case Some(cross) if !sys.env.contains("SPARK_KINESIS_ALL_SUITES") =>
+      val integration = ((sourceDirectory.value / "test") ** "*Suite.scala").get
+        .filter(f => IO.read(f).contains("\n@Integration")).map(_.base).toSet
+      Seq(Tests.Filter(name => {
+        val simple = name.substring(name.lastIndexOf('.') + 1)
+        !integration.contains(simple) || cross.contains(simple)
+      }))
+    case _ => Nil
+  }),
   // The logging guard's suite changes the JVM's log4j set-up and needs one untouched by Spark sessions and other
   // suites' clients: it runs in a JVM of its own, the other suites share one.
   Test / testGrouping := {

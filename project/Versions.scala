@@ -16,9 +16,10 @@ object Versions {
  * @param fromPySpark compile against the jars of the PySpark distribution in the project's virtual environment
  *                    (the Spark the Python suites run), instead of Spark's artifacts from Maven Central
  * @param supports    the Spark minor versions this artifact is tested on (the compatibility table)
- * @param unitSuitesOnly run only the Scala suites without a Spark session or a local server (those tagged
- *                    `io.sparkkinesis.testing.Integration` are left out): for an artifact that differs from a
- *                    fully tested one only in its Scala library
+ * @param crossSuites  the suites with a Spark session or a local server (tagged `io.sparkkinesis.testing.Integration`)
+ *                    that `make test` runs for this artifact besides every unit suite: those that reach the code of its
+ *                    version folders and read and write through its Spark. None: every suite. `make test-full`
+ *                    (SPARK_KINESIS_ALL_SUITES=1) runs every suite on every artifact.
  * @param newerFolders folders of code for newer Spark minor versions of the line (`jvm/src/main/<folder>/scala`),
  *                    compiled against `spark` and loaded only where the running Spark has what they need:
  *                    `spark-4.1+` holds real-time mode, which Spark 4.0 lacks
@@ -30,7 +31,7 @@ final case class SparkBuild(
     javaRelease: Int,
     fromPySpark: Boolean,
     supports: Seq[String],
-    unitSuitesOnly: Boolean = false,
+    crossSuites: Option[Seq[String]] = None,
     newerFolders: Seq[String] = Nil) {
   def scalaBinary: String = scala.split('.').take(2).mkString(".")
   def artifact: String = s"spark-kinesis-${line}_$scalaBinary"
@@ -42,11 +43,19 @@ object SparkBuilds {
   /** The default: the newest PySpark on PyPI, which the whole suite runs on; serves Spark 4.0 to 4.3. */
   val spark4 = SparkBuild("4.x", "4.3.0", "2.13.18", 17, fromPySpark = true, Seq("4.0", "4.1", "4.2", "4.3"),
     newerFolders = Seq("spark-4.1+"))
+  /**
+   * What the Spark 3.5 artifacts run in `make test` besides the unit suites: a batch and a streaming read and a write
+   * through Spark 3.5 (the round trip and the streaming source suite), and the sink's task metrics, set by the 3.5
+   * version folder's `compat/BulkDataWriter`. Everything else is the same code on the same servers as the Spark 4
+   * run, which runs every suite; `make test-full` runs every suite here too.
+   */
+  val spark35CrossSuites = Some(Seq("KinesisRoundTripSuite", "KinesisSinkSparkSuite", "KinesisStreamingSourceSuite"))
   /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
-  val spark35Scala212 = SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"))
+  val spark35Scala212 =
+    SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"), crossSuites = spark35CrossSuites)
   /** Spark 3.5 built for Scala 2.13 (Spark's own 2.13 distribution, Databricks' 2.13 runtimes). */
   val spark35Scala213 =
-    SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"), unitSuitesOnly = true)
+    SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"), crossSuites = spark35CrossSuites)
 
   val all: Seq[SparkBuild] = Seq(spark4, spark35Scala212, spark35Scala213)
 }

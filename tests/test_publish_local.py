@@ -55,6 +55,7 @@ IVY_SETTINGS = '''<ivysettings>
 
 
 @pytest.mark.compat
+@pytest.mark.heavy
 def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp_path):
     assert JAR.is_file(), f"{JAR} is missing: the jar is built by `make test` (or `make jar`) before pytest runs"
     repo = tmp_path / "maven-repo"

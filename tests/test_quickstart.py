@@ -72,6 +72,7 @@ def _recreate(kinesis, stream: str, shards: int) -> None:
 
 
 @pytest.mark.compat
+@pytest.mark.heavy
 def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
     readme = README.read_text(encoding="utf-8")
     pip_lines = [line for line in readme_block("quickstart-install", readme).splitlines()

@@ -357,6 +357,7 @@ def _summary(name: str, span: Dict[str, Tuple[int, int]], rows: List[Delivered],
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.compat
+@pytest.mark.heavy
 @pytest.mark.parametrize("kind", ["kinesis-mock", "kinesalite"])
 def test_split_mid_stream_under_continuous_writes(spark, request, kind, stream_name, tmp_path):
     server = _server(request, kind)

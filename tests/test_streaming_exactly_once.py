@@ -79,6 +79,7 @@ def base_config(server, stream: str, workdir: Path, **source: object) -> dict:
 
 
 @pytest.mark.compat
+@pytest.mark.heavy
 def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_name, tmp_path, drivers):
     """SIGKILL the whole driver CRASH_KILLS times while a writer runs; the output holds every id once, in key order."""
     crash_test(spark, kinesalite_server, stream_name, tmp_path, drivers, CRASH_RECORDS)
