@@ -47,7 +47,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
+.PHONY: help venv setup sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -63,12 +63,14 @@ $(VENV)/.installed: python/requirements-dev.txt
 	touch $@
 
 actionlint: $(ACTIONLINT)
-$(ACTIONLINT): python/requirements-actionlint.txt | $(VENV)/.installed
+# (The fallback has a virtual environment of its own, so that `make setup` can build it beside .venv.)
+$(ACTIONLINT): python/requirements-actionlint.txt
 	mkdir -p $(dir $@)
 	if command -v go >/dev/null; then \
 	  GOBIN=$(abspath $(dir $@)) GOFLAGS=-buildvcs=false go install github.com/rhysd/actionlint/cmd/actionlint@v$(ACTIONLINT_VERSION); \
 	else \
-	  $(PY) -m pip install --quiet -r python/requirements-actionlint.txt && ln -sf $(abspath $(VENV))/bin/actionlint $@; \
+	  $(PYTHON) -m venv $(dir $@)venv && $(dir $@)venv/bin/python -m pip install --quiet -r python/requirements-actionlint.txt && \
+	  ln -sf $(abspath $(dir $@))/venv/bin/actionlint $@; \
 	fi
 
 servers: tests/harness/node_modules/.package-lock.json
@@ -115,8 +117,8 @@ install-wheel: $(WHEEL)
 test-scala: venv servers
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/test)
 
-test-python: install-wheel servers doc-jars actionlint
-	$(PY) -m pytest tests --durations=40
+test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS)
+	$(PY) -m pytest tests -n 2 --dist loadgroup --durations=40
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
 # same wheel, which picks the jar for that Spark (docs/deploying.md, "Compatibility").
@@ -147,15 +149,32 @@ typecheck: venv
 # code that `make fmt` would change. docs/testing.md ("Tiers") says what runs where and how long it takes.
 SBT_TEST_STEPS = $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
   $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/test)
-test: venv servers typecheck actionlint
+test: setup
+	@echo "== [$$(date +%T)] type check, then sbt: format check, assemblies, sources and Scaladoc jars, Scala suites"
+	$(MAKE) --no-print-directory typecheck
 	$(SBT) $(SBT_TEST_STEPS)
+	@echo "== [$$(date +%T)] Python suites on the default PySpark"
 	$(MAKE) --no-print-directory test-python
+	@echo "== [$$(date +%T)] compatibility tests"
 	$(MAKE) --no-print-directory test-compat
+	@echo "== [$$(date +%T)] make test: done"
+
+# Everything the tests download, side by side (it is mostly waiting on the network): the virtual environments of
+# the default and the compat PySparks, the local Kinesis servers, actionlint, and sbt with the build's dependencies.
+setup:
+	@echo "== [$$(date +%T)] set-up: virtual environments, local servers, actionlint, sbt and its dependencies"
+	$(MAKE) --no-print-directory -j5 venv servers actionlint sbt-deps compat-venvs
+
+sbt-deps: .tools/.sbt-deps
+.tools/.sbt-deps: build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties project/repositories)
+	bin/sbt update
+	touch $@
 
 # The whole matrix, for releases and for changes to the build or the version folders: every Scala suite on every
 # artifact, every Python test on the default PySpark, every compat test on every other line.
 test-full: export SPARK_KINESIS_ALL_SUITES := 1
-test-full: venv servers typecheck actionlint
+test-full: setup
+	$(MAKE) --no-print-directory typecheck
 	$(SBT) $(SBT_TEST_STEPS)
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-compat FULL=1

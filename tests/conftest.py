@@ -22,6 +22,10 @@ def pytest_configure(config):
         "compat: also run by `make test-compat` under other supported PySpark lines (3.5, 4.0, 4.1: see the Makefile)")
     config.addinivalue_line(
         "markers",
+        "xdist_group(name): tests of one group run in the same pytest process (pytest-xdist's --dist loadgroup): "
+        "the standalone-cluster tests share one cluster")
+    config.addinivalue_line(
+        "markers",
         "heavy: a compat test that `make test` runs once per jar (on the default PySpark and on 3.5), not on the lines "
         "that share the default's jar (4.0, 4.1); `make test-full` runs it on every line")
 

@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+import pytest
+
 from conftest import connector_options
 from harness import standalone_cluster, streams
 from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf
@@ -33,6 +35,9 @@ from harness.streaming import (  # noqa: F401 (drivers is a fixture)
     sink_rows,
 )
 from harness.waiting import text_tail
+
+# Every test on the standalone cluster runs in the same pytest process (`-n 2 --dist loadgroup`): one cluster.
+pytestmark = pytest.mark.xdist_group("cluster")
 from test_streaming_exactly_once import KEYS, RUN_TIMEOUT, SEED, base_config
 
 APP = DRIVERS_DIR / "cluster_app.py"

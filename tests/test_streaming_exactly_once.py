@@ -85,6 +85,7 @@ def test_exactly_once_across_driver_crashes(spark, kinesalite_server, stream_nam
     crash_test(spark, kinesalite_server, stream_name, tmp_path, drivers, CRASH_RECORDS)
 
 
+@pytest.mark.xdist_group("cluster")
 def test_exactly_once_across_driver_crashes_efo_on_a_cluster_with_splits_and_merges(
         spark, spark_cluster, kinesis_mock_server, stream_name, tmp_path, drivers):
     """The same with enhanced fan-out (consumerMode=efo) on kinesis-mock, the local server that serves it, on the
