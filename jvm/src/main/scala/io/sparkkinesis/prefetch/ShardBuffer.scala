@@ -48,7 +48,7 @@ private[sparkkinesis] final class ShardBuffer(
     }
   }
 
-  // Counters of fetchers this buffer let go, so the buffer's totals do not go back.
+  // Counters of fetchers this buffer let go, so the buffer's totals do not go back (data loss: `dataLoss` below).
   private var retiredRenewals = 0L
   private var retiredFailures = 0L
   private var retiredCalls = 0L
@@ -59,6 +59,7 @@ private[sparkkinesis] final class ShardBuffer(
     retiredFailures += f.subscribeFailures
     retiredCalls += f.calls
     retiredThrottled += f.throttled
+    dataLoss += f.dataLoss
     f.close()
   }
 
@@ -107,7 +108,7 @@ private[sparkkinesis] final class ShardBuffer(
       case _ if base != null && from == lastPosition =>
         records.clear(); bytesHeld = 0; payloadHeld = 0; base = from
       case _ =>
-        if (fetcher != null) { dataLoss += fetcher.dataLoss; retire(fetcher) }
+        if (fetcher != null) retire(fetcher)
         records.clear(); bytesHeld = 0; payloadHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
     }
   }
@@ -135,7 +136,6 @@ private[sparkkinesis] final class ShardBuffer(
     val (reader, skipFrom, readerBase) = synchronized {
       while (fetching) wait()
       if (fetcher != null && listedClosed && fetcher.pushed && !fetcher.shardEnded) {
-        dataLoss += fetcher.dataLoss
         retire(fetcher)
         fetcher = null
       }

@@ -152,3 +152,14 @@ final class FaultySubscriptions(
       })
   }
 }
+
+object FaultySubscriptions {
+
+  /** Runs `body` with executors subscribing through `layer` (local mode: the executors share the test's JVM). */
+  def through[T](layer: SubscriptionSource)(body: => T): T = {
+    val before = ShardFetchers.subscriptions
+    ShardFetchers.subscriptions = _ => layer
+    try body
+    finally ShardFetchers.subscriptions = before
+  }
+}

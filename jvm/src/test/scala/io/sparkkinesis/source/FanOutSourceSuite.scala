@@ -11,8 +11,8 @@ import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 import software.amazon.awssdk.services.kinesis.model._
 
-import io.sparkkinesis.aws.{AwsConnection, StreamRef}
-import io.sparkkinesis.fetching.{FanOutShardFetcher, FaultySubscriptions, ShardFetchers, SubscriptionSource}
+import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.fetching.{FanOutShardFetcher, FaultySubscriptions, SubscriptionSource}
 import io.sparkkinesis.offsets.StartPosition
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
@@ -30,14 +30,6 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
   private def efo(stream: String, extra: Map[String, String] = Map.empty): Map[String, String] =
     options(server, stream) ++ Map("initialPosition" -> "trim_horizon", "consumerMode" -> "efo",
       "shardDiscoveryInterval" -> "1s") ++ extra
-
-  /** Runs `body` with executors subscribing through `layer` (local mode: the executors share this JVM). */
-  private def through[T](layer: AwsConnection => SubscriptionSource)(body: => T): T = {
-    val before = ShardFetchers.subscriptions
-    ShardFetchers.subscriptions = layer
-    try body
-    finally ShardFetchers.subscriptions = before
-  }
 
   /** A streaming query of `options` into a [[Rows]] sink. */
   private def start(options: Map[String, String], checkpoint: String, trigger: Trigger, sink: Rows): StreamingQuery =
@@ -106,7 +98,7 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
     val layer = new FaultySubscriptions(SubscriptionSource.of(connection(server)), syncClient(server), stream,
       cutAfterEvents = Some(2))
     val sink = new Rows
-    through(_ => layer) {
+    FaultySubscriptions.through(layer) {
       val query = start(efo(stream), checkpoint, Trigger.ProcessingTime("500 milliseconds"), sink)
       try {
         await(query, "the first 1000 records")(sink.data.size >= 1000)
@@ -131,7 +123,7 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
     val layer = new FaultySubscriptions(SubscriptionSource.of(connection(server)), syncClient(server), stream,
       signalShardEnd = true)
     val sink = new Rows
-    through(_ => layer) {
+    FaultySubscriptions.through(layer) {
       val query = start(efo(stream), checkpoint, Trigger.ProcessingTime("500 milliseconds"), sink)
       try {
         await(query, "some records before the split")(sink.data.size >= 100)
@@ -163,7 +155,7 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
     val layer = new FaultySubscriptions(SubscriptionSource.of(connection(server)), syncClient(server), stream,
       takeOverFirst = true, failAfterEvents = Some(1))
     val sink = new Rows
-    through(_ => layer) {
+    FaultySubscriptions.through(layer) {
       val query = start(efo(stream), checkpoint, Trigger.ProcessingTime("500 milliseconds"), sink)
       try {
         await(query, "800 records")(sink.data.size >= 800)

@@ -8,7 +8,7 @@ import io.sparkkinesis.compat.CollectionConverters._
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.fetching.{FaultySubscriptions, ShardFetchers, SubscriptionSource}
+import io.sparkkinesis.fetching.{FaultySubscriptions, SubscriptionSource}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, Resharding, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
@@ -49,14 +49,9 @@ class ReshardMatrixSuite extends AnyFunSuite with LocalKinesisServers with Share
   /** Runs `body` with fan-out subscriptions through the service's shard-end events (`efo+end`), else as they are. */
   private def subscriptions[T](mode: String, stream: String)(body: => T): T =
     if (mode != "efo+end") body
-    else {
-      val before = ShardFetchers.subscriptions
-      val layer = new FaultySubscriptions(SubscriptionSource.of(connection(server)), syncClient(server), stream,
-        signalShardEnd = true)
-      ShardFetchers.subscriptions = _ => layer
-      try body
-      finally ShardFetchers.subscriptions = before
-    }
+    else
+      FaultySubscriptions.through(new FaultySubscriptions(SubscriptionSource.of(connection(server)),
+          syncClient(server), stream, signalShardEnd = true))(body)
 
   private def await(query: StreamingQuery, what: => String, seconds: Int = 180)(done: => Boolean): Unit = {
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds.toLong)

@@ -10,7 +10,7 @@ import org.apache.spark.sql.{ForeachWriter, Row}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.fetching.{FaultySubscriptions, ShardFetchers, SubscriptionSource}
+import io.sparkkinesis.fetching.{FaultySubscriptions, SubscriptionSource}
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, RecordPosition, ShardKey, ShardPosition}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, Resharding, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
@@ -197,11 +197,7 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     if (before) Resharding.reshard(server, stream, parts, updateShardCount = true)
     val extra = Map("shardsPerTask" -> "2") ++
       (if (mode == "polling") Map.empty else Map("consumerMode" -> "efo", "requireConsumerDeregistration" -> "true"))
-    val layer = new FaultySubscriptions(SubscriptionSource.of(connection(server)), syncClient(server), stream,
-      signalShardEnd = true)
-    val previous = ShardFetchers.subscriptions
-    if (mode == "efo+end") ShardFetchers.subscriptions = _ => layer
-    try {
+    def run(): Unit = {
       val query = start(server, stream, sink, Files.createTempDirectory("rtm-matrix").toString, extra = extra)
       try {
         if (!before) {
@@ -211,7 +207,11 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
         await(query, s"$total records (read ${shardCounts(sink)}; last progress ${query.lastProgress})")(
           Collected.rows(sink).size >= total)
       } finally query.stop()
-    } finally ShardFetchers.subscriptions = previous
+    }
+    if (mode != "efo+end") run()
+    else
+      FaultySubscriptions.through(new FaultySubscriptions(SubscriptionSource.of(connection(server)),
+          syncClient(server), stream, signalShardEnd = true))(run())
     val rows = Collected.rows(sink).map(g => (0L, g.data, g.key, g.shardId))
     val found = Resharding.problems(rows, 0 until total, Resharding.parents(server, stream), childrenLater = false)
     assert(found.isEmpty, found.mkString("\n"))
