@@ -198,7 +198,10 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     val extra = Map("shardsPerTask" -> "2") ++
       (if (mode == "polling") Map.empty else Map("consumerMode" -> "efo", "requireConsumerDeregistration" -> "true"))
     def run(): Unit = {
-      val query = start(server, stream, sink, Files.createTempDirectory("rtm-matrix").toString, extra = extra)
+      // Fan-out: ten-second batches, so that each task's subscriptions serve a while before the next batch opens
+      // new ones (kinesis-mock holds a cancelled subscription's shard for a while).
+      val batches = if (mode == "polling") trigger else Trigger.RealTime("10 seconds")
+      val query = start(server, stream, sink, Files.createTempDirectory("rtm-matrix").toString, batches, extra)
       try {
         if (!before) {
           await(query, "the first 100 records")(Collected.rows(sink).size >= 100)
