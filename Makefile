@@ -47,7 +47,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
+.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -114,11 +114,18 @@ $(WHEEL): $(JARS) LICENSE NOTICE python/README.md \
 install-wheel: $(WHEEL)
 	$(PY) -m pip install --quiet --force-reinstall --no-deps $(WHEEL)
 
+# Every artifact's suites at once (`all`): their forked JVMs run side by side (project/TestGroups.scala).
 test-scala: venv servers
-	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/test)
+	@echo "== [$$(date +%T)] Scala suites: start"
+	$(SBT) "all $(foreach p,$(SBT_PROJECTS),$(p)/test)"
+	@echo "== [$$(date +%T)] Scala suites: passed"
 
+# pytest in PYTEST_WORKERS processes (pytest-xdist; the standalone-cluster tests share one, `xdist_group`).
+PYTEST_WORKERS ?= 3
 test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS)
-	$(PY) -m pytest tests -n 2 --dist loadgroup --durations=40
+	@echo "== [$$(date +%T)] Python suites: start"
+	$(PY) -m pytest tests -n $(PYTEST_WORKERS) --dist loadgroup --durations=60
+	@echo "== [$$(date +%T)] Python suites: passed"
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
 # same wheel, which picks the jar for that Spark (docs/deploying.md, "Compatibility").
@@ -129,6 +136,7 @@ $(VENV)-pyspark-%/.installed: python/requirements-compat.txt
 	touch $@
 
 test-compat: $(WHEEL) servers compat-venvs
+	@echo "== [$$(date +%T)] compatibility tests: start"
 	set -e; for v in $(COMPAT_PYSPARK); do \
 	  mark="compat"; \
 	  if [ -z "$(FULL)" ] && [[ " $(SHARED_JAR_PYSPARK) " == *" $$v "* ]]; then mark="compat and not heavy"; fi; \
@@ -136,48 +144,64 @@ test-compat: $(WHEEL) servers compat-venvs
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
 	  $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS); \
 	done
+	@echo "== [$$(date +%T)] compatibility tests: passed"
 
 # Static types of the Python package and the examples: mypy in strict mode (config in python/pyproject.toml).
 typecheck: venv
 	$(PY) -m mypy --config-file python/pyproject.toml python/spark_kinesis examples
 
-# The type check first (it takes seconds), then one sbt start for the format check, every artifact's assembly
-# (with its -sources and -javadoc jars) and the Scala suites (every suite on Spark 4; on Spark 3.5 the unit suites
-# and the cross suites of project/Versions.scala), then the Python suites through the installed wheel on the
-# default PySpark (the release checks, tests/test_release.py, among them), then the compatibility tests on the
-# other PySpark lines (the heavy ones only on 3.5, whose jar is its own). The format check fails the run on Scala
-# code that `make fmt` would change. docs/testing.md ("Tiers") says what runs where and how long it takes.
-SBT_TEST_STEPS = $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
-  $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/test)
-test: setup
-	@echo "== [$$(date +%T)] type check, then sbt: format check, assemblies, sources and Scaladoc jars, Scala suites"
+# `make test`, in three steps, each timestamped:
+#  1. set-up: the default virtual environment, the local servers, actionlint and sbt's dependencies, side by side
+#     (mostly waiting on the network);
+#  2. build: the type check, then one sbt start for the format check (it fails the run on Scala code that `make fmt`
+#     would change) and every artifact's assembly with its -sources and -javadoc jars, while the compat virtual
+#     environments download;
+#  3. three lanes side by side, each printing its output when it ends (GNU make's --output-sync): the Scala suites
+#     (`test-scala`: every suite on Spark 4; on Spark 3.5 the unit suites and the cross suites of
+#     project/Versions.scala; the artifacts' forked JVMs side by side, project/TestGroups.scala), the Python suites
+#     through the installed wheel on the default PySpark (`test-python`, PYTEST_WORKERS processes; the release checks,
+#     tests/test_release.py, among them) and the compatibility tests on the other PySpark lines (`test-compat`, the
+#     heavy ones only on 3.5, whose jar is its own). Most tests wait on the local servers, so on 2 cores the lanes
+#     overlap well; `-k` lets every lane finish and report, and any failure fails the run.
+# `make test-full` is the same with the whole matrix: every Scala suite on every artifact and every compat test on
+# every PySpark line. docs/testing.md ("Tiers", "How long it takes") says what runs where and how long it takes.
+SBT_BUILD_STEPS = $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
+  $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/Test/compile)
+# The JVMs the lanes start (Spark drivers, executors, the standalone cluster, Spark Connect servers, the forked Scala
+# suites) mostly live for seconds to minutes: on 2 cores, C2's compiler threads and G1's concurrent threads cost more
+# CPU than they win back (a PySpark session's first jobs: about 30 CPU-seconds with the defaults, 16 with these).
+# `make test-full` runs them with the JVM's defaults, as users do.
+TEST_JVM_OPTIONS ?= -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+define TEST_RUN
+	@echo "== [$$(date +%T)] set-up: virtual environment, local servers, actionlint, sbt and its dependencies"
+	$(MAKE) --no-print-directory -j4 venv servers actionlint sbt-deps
+	@echo "== [$$(date +%T)] build: type check, format check, assemblies, sources and Scaladoc jars, test classes; compat venvs"
+	$(MAKE) --no-print-directory -j4 build compat-venvs
+	@echo "== [$$(date +%T)] Scala suites, Python suites and compatibility tests side by side (output as each ends)"
+	$(if $(2),JAVA_TOOL_OPTIONS="$(2)") $(MAKE) --no-print-directory -j3 -k --output-sync=target test-scala test-python test-compat $(1)
+	@echo "== [$$(date +%T)] make $@: done"
+endef
+test:
+	$(call TEST_RUN,,$(TEST_JVM_OPTIONS))
+test-full: export SPARK_KINESIS_ALL_SUITES := 1
+test-full:
+	$(call TEST_RUN,FULL=1,)
+
+# sbt leaves a jar it finds up to date as it was: its new time tells the lanes that follow that nothing needs building.
+build: venv sbt-deps
 	$(MAKE) --no-print-directory typecheck
-	$(SBT) $(SBT_TEST_STEPS)
-	@echo "== [$$(date +%T)] Python suites on the default PySpark"
-	$(MAKE) --no-print-directory test-python
-	@echo "== [$$(date +%T)] compatibility tests"
-	$(MAKE) --no-print-directory test-compat
-	@echo "== [$$(date +%T)] make test: done"
+	$(SBT) $(SBT_BUILD_STEPS)
+	touch $(JARS) $(DOC_JARS)
 
 # Everything the tests download, side by side (it is mostly waiting on the network): the virtual environments of
-# the default and the compat PySparks, the local Kinesis servers, actionlint, and sbt with the build's dependencies.
+# the default and the compat PySparks, the local servers, actionlint, and sbt with the build's dependencies.
 setup:
-	@echo "== [$$(date +%T)] set-up: virtual environments, local servers, actionlint, sbt and its dependencies"
 	$(MAKE) --no-print-directory -j5 venv servers actionlint sbt-deps compat-venvs
 
 sbt-deps: .tools/.sbt-deps
 .tools/.sbt-deps: build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties project/repositories)
 	bin/sbt update
 	touch $@
-
-# The whole matrix, for releases and for changes to the build or the version folders: every Scala suite on every
-# artifact, every Python test on the default PySpark, every compat test on every other line.
-test-full: export SPARK_KINESIS_ALL_SUITES := 1
-test-full: setup
-	$(MAKE) --no-print-directory typecheck
-	$(SBT) $(SBT_TEST_STEPS)
-	$(MAKE) --no-print-directory test-python
-	$(MAKE) --no-print-directory test-compat FULL=1
 
 # Formats the Scala sources as .scalafmt.conf says (what `make test` checks).
 fmt: venv

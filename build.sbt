@@ -7,6 +7,11 @@ val shadePrefix = "io.sparkkinesis.shaded"
 ThisBuild / version := IO.read(file("VERSION")).trim
 ThisBuild / organization := "io.sparkkinesis"
 ThisBuild / scalaVersion := SparkBuilds.spark4.scala
+// The forked test JVMs of every artifact run side by side, up to TestGroups.jvms (sbt's default is one at a time).
+Global / concurrentRestrictions := Seq(
+  Tags.limitAll(math.max(EvaluateTask.SystemProcessors, TestGroups.jvms)),
+  Tags.limit(Tags.ForkedTestGroup, TestGroups.jvms),
+  Tags.exclusiveGroup(Tags.Clean))
 
 // Spark comes `provided`. The default artifact compiles against the jars of the PySpark distribution installed by
 // the Makefile (SPARK_JARS_DIR=<site-packages>/pyspark/jars), the exact Spark the Python suites run; the Spark 3.5
@@ -119,7 +124,8 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   Compile / doc / scalacOptions ++= Seq("-doc-title", s"spark-kinesis ${version.value} (${b.artifact})"),
 
   Test / fork := true,
-  Test / parallelExecution := false,
+  // Test groups (below) run side by side, each in a JVM of its own, up to `Global / concurrentRestrictions`.
+  Test / parallelExecution := true,
   Test / baseDirectory := (ThisBuild / baseDirectory).value,
   Test / javaOptions ++= Seq("-Xmx3g", "-XX:+IgnoreUnrecognizedVMOptions") ++ Java17Opens.flags,
   Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
@@ -136,16 +142,15 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
       }))
     case _ => Nil
   }),
-  // The logging guard's suite changes the JVM's log4j set-up and needs one untouched by Spark sessions and other
-  // suites' clients: it runs in a JVM of its own, the other suites share one.
+  // Each group of suites shares a forked JVM; the groups run side by side (TestGroups.scala says which and why).
   Test / testGrouping := {
     val fork = ForkOptions()
       .withRunJVMOptions((Test / javaOptions).value.toVector)
       .withEnvVars((Test / envVars).value)
       .withWorkingDirectory((Test / baseDirectory).value)
-    val (alone, shared) = (Test / definedTests).value.partition(_.name.endsWith("SignerLogGuardSuite"))
-    Seq(Tests.Group("logging", alone, Tests.SubProcess(fork)), Tests.Group("suites", shared, Tests.SubProcess(fork)))
-      .filter(_.tests.nonEmpty)
+    TestGroups.of((Test / definedTests).value).map { case (name, tests) =>
+      Tests.Group(name, tests, Tests.SubProcess(fork))
+    }
   },
 
   // ---- assembly: our classes + relocated AWS SDK, Netty, Jackson, reactive-streams ----

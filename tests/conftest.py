@@ -30,6 +30,18 @@ def pytest_configure(config):
         "that share the default's jar (4.0, 4.1); `make test-full` runs it on every line")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """Under `--dist loadgroup` pytest-xdist adds each grouped test's group to its node id (`...@cluster`); with a
+    pytest it cannot do that with, a group's tests spread over every process, each starting a standalone cluster of
+    its own. Fail the run then, rather than run it slower than planned."""
+    if node.config.getvalue("dist") == "loadgroup":
+        lost = [i for i in ids if i.startswith("tests/test_cluster.py::") and "@" not in i]
+        if lost:
+            raise pytest.UsageError(f"pytest-xdist did not group {lost[0]} with the other standalone-cluster tests: "
+                                    "pin a pytest that pytest-xdist supports (python/requirements-dev.txt)")
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
     from pyspark.sql import SparkSession
