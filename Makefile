@@ -122,9 +122,10 @@ test-scala: venv servers
 
 # pytest in PYTEST_WORKERS processes (pytest-xdist; the standalone-cluster tests share one, `xdist_group`).
 PYTEST_WORKERS ?= 3
-test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS)
+test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS) $(if $(JAVA_TOOL_OPTIONS),$(CDS_DIR)/default.jsa)
 	@echo "== [$$(date +%T)] Python suites: start"
-	$(PY) -m pytest tests -n $(PYTEST_WORKERS) --dist loadgroup --durations=60
+	$(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS) $(call CDS_OPTIONS,default)") \
+	  $(PY) -m pytest tests -n $(PYTEST_WORKERS) --dist loadgroup --durations=60
 	@echo "== [$$(date +%T)] Python suites: passed"
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
@@ -135,14 +136,15 @@ $(VENV)-pyspark-%/.installed: python/requirements-compat.txt
 	$(VENV)-pyspark-$*/bin/python -m pip install --quiet -r python/requirements-compat.txt pyspark==$*
 	touch $@
 
-test-compat: $(WHEEL) servers compat-venvs
+test-compat: $(WHEEL) servers compat-venvs $(if $(JAVA_TOOL_OPTIONS),$(foreach v,$(COMPAT_PYSPARK),$(CDS_DIR)/pyspark-$(v).jsa))
 	@echo "== [$$(date +%T)] compatibility tests: start"
 	set -e; for v in $(COMPAT_PYSPARK); do \
 	  mark="compat"; \
 	  if [ -z "$(FULL)" ] && [[ " $(SHARED_JAR_PYSPARK) " == *" $$v "* ]]; then mark="compat and not heavy"; fi; \
 	  echo "== compatibility tests on PySpark $$v: -m '$$mark'"; \
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
-	  $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS); \
+	  $(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS) $(call CDS_OPTIONS,pyspark-$$v)") \
+	    $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS); \
 	done
 	@echo "== [$$(date +%T)] compatibility tests: passed"
 
@@ -186,6 +188,16 @@ test:
 test-full: export SPARK_KINESIS_ALL_SUITES := 1
 test-full:
 	$(call TEST_RUN,FULL=1,)
+
+# A class-data-sharing archive per virtual environment (tests/harness/class_archive.py): the Spark driver JVMs its
+# PySpark starts map Spark's classes from it instead of loading them (about half of a short driver's CPU). The lanes
+# of `make test` use them; with other JVM options or none (`make test-full`) nothing changes.
+CDS_DIR := .tools/cds
+CDS_OPTIONS = -XX:SharedArchiveFile=$(abspath $(CDS_DIR))/$(1).jsa -Xlog:cds=off,cds+dynamic=off
+$(CDS_DIR)/default.jsa: $(VENV)/.installed tests/harness/class_archive.py
+	$(PY) tests/harness/class_archive.py $@
+$(CDS_DIR)/pyspark-%.jsa: $(VENV)-pyspark-%/.installed tests/harness/class_archive.py
+	$(VENV)-pyspark-$*/bin/python tests/harness/class_archive.py $@
 
 # sbt leaves a jar it finds up to date as it was: its new time tells the lanes that follow that nothing needs building.
 build: venv sbt-deps
