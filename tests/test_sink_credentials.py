@@ -92,7 +92,7 @@ def test_sink_and_source_assume_the_role(spark, kinesalite_server, moto_sts, str
 
 def test_unreachable_sts_fails_the_write(spark, kinesalite_server, stream_name):
     """Issue 13.5: with the sink's defaults (a 2-minute maxRetryDuration), an STS that never answered ends the
-    write within 15 s (it took 26 s with maxRetries=2), naming the STS endpoint and the role."""
+    write after 3 s of retries (it took 26 s with maxRetries=2), naming the STS endpoint and the role."""
     streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
     sts = f"http://127.0.0.1:{_free_port()}"
     options = _role_options(kinesalite_server, sts, "unreachable")
@@ -105,5 +105,7 @@ def test_unreachable_sts_fails_the_write(spark, kinesalite_server, stream_name):
     assert (f"[KINESIS_ENDPOINT_UNREACHABLE] Cannot connect to the STS endpoint {sts} (region 'us-east-1'), to "
             f"assume role {ROLE_ARN} for PutRecords on stream '{stream_name}': ConnectException: Connection refused"
             ) in message, message[:2000]
-    assert seconds < 15, f"{seconds:.1f} s"
+    # A guard against waiting out the normal budgets (3 to 8 s on an idle machine): the condition proves the first-
+    # contact budget applied, and FastFailureSuite checks its length on a virtual clock.
+    assert seconds < 60, f"{seconds:.1f} s"
     assert streams.read_all(streams.client(kinesalite_server), stream_name) == []

@@ -385,7 +385,9 @@ def test_kinesis_endpoint_unreachable(spark, kinesalite_server):
     wrong_region = _error(lambda: read_kinesis(spark, "orders", region="xx-nowhere-1", **keys))
     sts = _error(lambda: write_kinesis(_one_row(spark), "orders", **connector_options(kinesalite_server),
                                        roleArn="arn:aws:iam::123456789012:role/writer", stsEndpointUrl=closed))
-    assert seconds < 15, f"{seconds:.1f} s"
+    # A guard against waiting out the normal budgets (3 to 8 s on an idle machine): the condition proves the first-
+    # contact budget applied, and FastFailureSuite checks its length on a virtual clock.
+    assert seconds < 60, f"{seconds:.1f} s"
     assert f"Cannot connect to the Kinesis endpoint {closed} (region 'us-east-1')" in str(refused.value)
     assert f"Cannot connect to the STS endpoint {closed}" in sts
     assert_documented("KINESIS_ENDPOINT_UNREACHABLE", [str(refused.value), wrong_region, sts])
