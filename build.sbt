@@ -131,9 +131,9 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   // PackagedJarSuite runs the assembly jar on a class path of Spark alone (the Spark of this artifact: PySpark's jars
   // for 4.x, the `provided` Spark of Maven Central for 3.5, with its Scala) and one class of the tests.
   Test / javaOptions ++= {
-    val spark =
-      if (b.fromPySpark) sparkJars.value
-      else update.value.select(configurationFilter(Provided.name)).distinct
+    val fromPySpark = sparkJars.value
+    val provided = update.value.select(configurationFilter(Provided.name)).distinct
+    val spark = if (b.fromPySpark) fromPySpark else provided
     Seq(
       s"-Dspark-kinesis.test.assemblyJar=${(assembly / assemblyOutputPath).value}",
       s"-Dspark-kinesis.test.sparkClasspath=${spark.mkString(java.io.File.pathSeparator)}",

@@ -76,7 +76,8 @@ class FastFailureSuite extends AnyFunSuite with LocalKinesisServers with SharedS
         s"(region 'us-east-1'), to assume role $role for ListShards on stream '$stream'"), message)
   }
 
-  test("the sink with its defaults (a 2-minute maxRetryDuration) fails under the first-contact budget on an unreachable endpoint") {
+  test(
+    "the sink with its defaults (a 2-minute maxRetryDuration) fails under the first-contact budget on an unreachable endpoint") {
     val endpoint = s"http://127.0.0.1:${closedPort()}"
     val s = spark
     import s.implicits._

@@ -40,8 +40,13 @@ class PackagedJarSuite extends AnyFunSuite with LocalKinesisServers {
     val process = new ProcessBuilder(command: _*).redirectErrorStream(true).redirectOutput(log).start()
     val ended = process.waitFor(240, TimeUnit.SECONDS)
     if (!ended) process.destroyForcibly()
-    val output = { val s = Source.fromFile(log); try s.getLines().toList finally s.close() }
-    assert(ended && process.exitValue() == 0, s"the packaged-jar application failed:\n${output.takeRight(60).mkString("\n")}")
+    val output = {
+      val s = Source.fromFile(log);
+      try s.getLines().toList
+      finally s.close()
+    }
+    assert(ended && process.exitValue() == 0,
+      s"the packaged-jar application failed:\n${output.takeRight(60).mkString("\n")}")
     val line = output.find(_.startsWith("packaged jar:")).getOrElse(fail(output.takeRight(60).mkString("\n")))
     info(line)
     assert(line.contains(s"provider from ${jar.toURI.toURL}"), line)
