@@ -294,7 +294,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
     metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o },
-      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching, consumers.map(_.name)).asJava
+      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching, consumers.map(_.name),
+      options.streams.size).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 
