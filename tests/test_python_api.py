@@ -17,7 +17,7 @@ from spark_kinesis import (InitialPosition, KinesisOptions, configure_spark_with
 from spark_kinesis import options as generated
 from spark_kinesis._validate import normalize
 from spark_kinesis.errors import KinesisOptionError, KinesisSchemaError, KinesisStreamNotFoundError, from_exception
-from spark_kinesis.options import OPTIONS
+from spark_kinesis.options import FOREIGN_OPTIONS, OPTIONS
 
 from conftest import connector_options
 from harness import streams
@@ -388,3 +388,13 @@ def test_kinesis_stream_reads_through_enhanced_fan_out(spark, kinesis_mock_serve
     left = [c for c in kinesis.list_stream_consumers(StreamARN=arn)["Consumers"]
             if c["ConsumerName"] == consumer and c["ConsumerStatus"] != "DELETING"]
     assert left == [], f"the consumer is still registered after the stop: {left}"
+
+
+def test_other_connectors_names_pass_to_the_connector_as_written():
+    # Databricks' and qubole's names (docs/migrating.md) are the connector's to read: passed on unchanged.
+    options = normalize([("awsAccessKey", "AKIA"), ("shard_fetch_interval", "2s"), ("maxFetchDuration", "10s"),
+                         ("startingposition", True)], "source")
+    assert options == {"awsAccessKey": "AKIA", "shardFetchInterval": "2s", "maxFetchDuration": "10s",
+                       "startingPosition": "true"}
+    assert FOREIGN_OPTIONS["awsAccessKey"] == "awsAccessKeyId" and FOREIGN_OPTIONS["maxFetchDuration"] is None
+    assert not any(name.startswith("kinesis.stsRoleArn") for name in FOREIGN_OPTIONS), "awslabs names are not here"

@@ -146,6 +146,13 @@ def test_kinesis_conflicting_options(spark, kinesalite_server):
     assert_documented("KINESIS_CONFLICTING_OPTIONS", errors)
 
 
+def test_kinesis_unsupported_option(spark, kinesalite_server):
+    """An option of another connector that cannot be honoured here (docs/migrating.md)."""
+    error = _error(lambda: _read(spark, kinesalite_server, streamName="s", serviceCredential="uc-cred").load())
+    assert "uc-cred" not in error
+    assert_documented("KINESIS_UNSUPPORTED_OPTION", [error])
+
+
 def test_kinesis_invalid_stream_name(spark, kinesalite_server):
     error = _error(lambda: _read(spark, kinesalite_server, streamName="orders stream").load())
     assert "Stream 'orders stream' in option 'streamName'" in error
@@ -359,6 +366,27 @@ def test_kinesis_invalid_offset(spark, kinesalite_server, stream_name, tmp_path)
     error = _error(lambda: second.awaitTermination(120))
     assert "kinesis-initial-offset.json" in error and "'streams' must be a JSON object" in error
     assert_documented("KINESIS_INVALID_OFFSET", [error])
+
+
+def test_kinesis_foreign_checkpoint(spark, kinesalite_server, stream_name, tmp_path):
+    """A checkpoint of the awslabs connector whose last committed batch left no shard files (DynamoDB metadata)."""
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    checkpoint = tmp_path / "checkpoint"
+    for name, text in {
+        "metadata": '{"id":"6f1b1e9e-2c55-4d5e-9a57-1b1f4f0e2a10"}',
+        "offsets/0": 'v1\n{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}\n'
+                     f'{{"metadata":{{"streamName":"{stream_name}","batchId":"0"}},"shardId-000000000000":'
+                     '{"iteratorType":"TRIM_HORIZON","iteratorPosition":"","subSequenceNumber":"-1","isLast":"true"}}',
+        "commits/0": 'v1\n{"nextBatchWatermarkMs":0}',
+    }.items():
+        (checkpoint / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkpoint / name).write_text(text, encoding="utf-8")
+    query = (stream_reader(spark, kinesalite_server, stream_name)
+             .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).start())
+    error = _error(lambda: query.awaitTermination(120))
+    assert "shard-source/0" in error
+    assert_documented("KINESIS_FOREIGN_CHECKPOINT", [error])
 
 
 def test_kinesis_retries_exhausted(spark, fault_proxy, stream_name):

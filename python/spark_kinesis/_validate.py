@@ -12,7 +12,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from spark_kinesis._option_info import OptionInfo
 from spark_kinesis.errors import KinesisOptionError
-from spark_kinesis.options import OPTIONS, STREAM_ARN_PATTERN, STREAM_NAME_PATTERN
+from spark_kinesis.options import FOREIGN_OPTIONS, OPTIONS, STREAM_ARN_PATTERN, STREAM_NAME_PATTERN
 
 __all__ = ["mentions", "normalize", "stream_names"]
 
@@ -23,6 +23,9 @@ def _fold(name: str) -> str:
 
 
 _BY_FOLDED: Dict[str, OptionInfo] = {_fold(name): info for name, info in OPTIONS.items()}
+
+# Other connectors' names (Databricks', qubole kinesis-sql's): passed on as written, for the connector to read.
+_FOREIGN_BY_FOLDED: Dict[str, str] = {_fold(name): name for name in FOREIGN_OPTIONS}
 
 # The connector's rules for a stream (io.sparkkinesis.aws.StreamRef), generated into spark_kinesis.options.
 _STREAM_NAME = re.compile(STREAM_NAME_PATTERN)
@@ -124,6 +127,10 @@ def normalize(arguments: Iterable[Tuple[str, object]], scope: str,
         if value is None:
             continue
         info = _BY_FOLDED.get(_fold(aliases.get(keyword, keyword)))
+        foreign = _FOREIGN_BY_FOLDED.get(_fold(keyword))
+        if info is None and foreign is not None:
+            options[foreign] = "true" if value is True else "false" if value is False else str(value)
+            continue
         if info is None:
             raise _error("KINESIS_UNKNOWN_OPTION",
                          f"Unknown option '{keyword}'.{_suggest(keyword)} See docs/options.md for every option.")

@@ -10,7 +10,7 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 from spark_kinesis._validate import mentions, normalize, stream_names
 from spark_kinesis.errors import (KinesisAccessDeniedError, KinesisNoCredentialsError, KinesisOptionError,
                                   translate_errors)
-from spark_kinesis.options import OPTIONS, InitialPositionValue
+from spark_kinesis.options import FOREIGN_OPTIONS, OPTIONS, InitialPositionValue
 
 __all__ = ["InitialPosition", "InitialPositionValue", "kinesis_stream", "read_kinesis", "write_kinesis"]
 
@@ -84,6 +84,12 @@ def _analysed(df: DataFrame) -> DataFrame:
     return df
 
 
+def _option_scope(name: str) -> Optional[str]:
+    """The scope of an option given under this connector's name or another connector's (FOREIGN_OPTIONS)."""
+    target = name if name in OPTIONS else FOREIGN_OPTIONS.get(name)
+    return OPTIONS[target].scope if target is not None and target in OPTIONS else None
+
+
 def _check_sink_stream(spark: SparkSession, stream: str, opts: Dict[str, str]) -> None:
     """Fail now, with KinesisStreamNotFoundError, when the stream the sink writes to does not exist.
 
@@ -92,7 +98,7 @@ def _check_sink_stream(spark: SparkSession, stream: str, opts: Dict[str, str]) -
     write but not list shards (ListShards is not in a writer's policy, see docs/credentials.md) skip the check;
     the write then reports a missing stream when it first sends.
     """
-    connection = {k: v for k, v in opts.items() if OPTIONS[k].scope == "both"}
+    connection = {k: v for k, v in opts.items() if _option_scope(k) == "both"}
     connection["streamName"] = stream
     try:
         with translate_errors():

@@ -10,11 +10,11 @@ Example::
 
 from __future__ import annotations
 
-from typing import Dict, Final, Literal, TypeAlias
+from typing import Dict, Final, Literal, Optional, TypeAlias
 
 from spark_kinesis._option_info import OptionInfo
 
-__all__ = ["KinesisOptions", "OPTIONS", "InitialPositionValue"]
+__all__ = ["KinesisOptions", "OPTIONS", "FOREIGN_OPTIONS", "InitialPositionValue"]
 
 
 InitialPositionValue: TypeAlias = Literal["latest", "trim_horizon", "earliest", "at_timestamp"]
@@ -56,6 +56,7 @@ class KinesisOptions:
     STALL_TIMEOUT: Final = "stallTimeout"
     CONSUMER_MODE: Final = "consumerMode"
     CONSUMER_NAME: Final = "consumerName"
+    CONSUMER_NAME_PREFIX: Final = "consumerNamePrefix"
     REQUIRE_CONSUMER_DEREGISTRATION: Final = "requireConsumerDeregistration"
     REGISTERED_CONSUMER_ID: Final = "registeredConsumerId"
     REGISTERED_CONSUMER_ID_TYPE: Final = "registeredConsumerIdType"
@@ -159,6 +160,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "consumerName": OptionInfo(
         "consumerName", "string", "source", None, (), None, None, False,
         "a non-empty string"),
+    "consumerNamePrefix": OptionInfo(
+        "consumerNamePrefix", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
     "requireConsumerDeregistration": OptionInfo(
         "requireConsumerDeregistration", "boolean", "source", "false", (), None, None, False,
         "true or false"),
@@ -204,4 +208,40 @@ OPTIONS: Dict[str, OptionInfo] = {
     "aggregationMaxSize": OptionInfo(
         "aggregationMaxSize", "bytes", "sink", "51200", (), None, None, False,
         "a size in bytes from 1024 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+}
+
+# Other connectors' names taken under format("kinesis") (io.sparkkinesis.config.ForeignOptions), each with the
+# option it sets here, or None when it has no effect or is refused: passed on for the connector to judge.
+FOREIGN_OPTIONS: Dict[str, Optional[str]] = {
+    "streamARN": "streamName",
+    "endpoint": "endpointUrl",
+    "awsAccessKey": "awsAccessKeyId",
+    "stsEndpoint": "stsEndpointUrl",
+    "shardFetchInterval": "shardDiscoveryInterval",
+    "maxFetchDuration": None,
+    "consumerRefreshInterval": None,
+    "registerConsumerTimeoutInterval": None,
+    "maxShardsPerDescribe": None,
+    "coalesceThresholdBlockSize": None,
+    "coalesceBinSize": None,
+    "serviceCredential": None,
+    "maxPartitions": None,
+    "startingPosition": "initialPosition",
+    "awsSTSRoleARN": "roleArn",
+    "awsSTSSessionName": "roleSessionName",
+    "awsUseInstanceProfile": None,
+    "kinesis.executor.maxFetchTimeInMs": None,
+    "kinesis.executor.maxFetchRecordsPerShard": None,
+    "kinesis.executor.maxRecordPerRead": "maxRecordsPerFetch",
+    "kinesis.executor.addIdleTimeBetweenReads": None,
+    "kinesis.executor.idleTimeBetweenReadsInMs": "minFetchPeriod",
+    "kinesis.client.describeShardInterval": "shardDiscoveryInterval",
+    "kinesis.client.numRetries": None,
+    "kinesis.client.retryIntervalMs": None,
+    "kinesis.client.maxRetryIntervalMs": None,
+    "kinesis.client.avoidEmptyBatches": None,
+    "kinesis.executor.recordMaxBufferedTime": "maxRecordDelay",
+    "kinesis.executor.maxConnections": "maxInFlightRequests",
+    "kinesis.executor.aggregationEnabled": "aggregation",
+    "kinesis.executor.flushWaitTimeMillis": None,
 }

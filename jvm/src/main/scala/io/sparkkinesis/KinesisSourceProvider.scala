@@ -9,6 +9,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparkkinesis.aws.StreamCheck
+import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.reader.KinesisSchema
 import io.sparkkinesis.source.SourceOptions
 
@@ -16,14 +17,17 @@ import io.sparkkinesis.source.SourceOptions
  * Entry point registered as format `kinesis`: wiring only. `inferSchema` runs when a read is defined (`load()`;
  * writes hand over their schema, see [[supportsExternalMetadata]], so it never runs for them): the read's
  * options are checked there, then that every stream exists ([[StreamCheck]]), so a misspelt stream, region or
- * endpoint fails at `load()`. The checks that depend on batch or streaming run when the scan is built.
+ * endpoint fails at `load()`. The checks that depend on batch or streaming run when the scan is built. Options are
+ * read in the format's [[Dialect]]: [[AwsKinesisSourceProvider]] registers the same connector as `aws-kinesis`.
  */
-final class KinesisSourceProvider extends TableProvider with DataSourceRegister {
+class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends TableProvider with DataSourceRegister {
 
-  override def shortName(): String = "kinesis"
+  def this() = this(Dialect.Kinesis)
+
+  override def shortName(): String = dialect.format
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
-    val source = SourceOptions.parse(options)
+    val source = SourceOptions.parse(options, dialect)
     StreamCheck.requireExisting(source.connection, source.streams)
     KinesisSchema.schema
   }
@@ -35,5 +39,5 @@ final class KinesisSourceProvider extends TableProvider with DataSourceRegister 
       schema: StructType,
       partitioning: Array[Transform],
       properties: util.Map[String, String]): Table =
-    new KinesisTable(schema)
+    new KinesisTable(schema, dialect)
 }

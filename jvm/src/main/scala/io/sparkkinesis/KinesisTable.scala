@@ -11,6 +11,7 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
+import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.sink.{KinesisWriteBuilder, StreamingSinkProgress}
 import io.sparkkinesis.reader.KinesisSchema
@@ -18,9 +19,11 @@ import io.sparkkinesis.source.{KinesisScanBuilder, SourceOptions}
 
 /**
  * One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). As a
- * streaming query's sink it reports the latest committed batch's sink counters in the query's progress.
+ * streaming query's sink it reports the latest committed batch's sink counters in the query's progress. Its options
+ * are read in the `dialect` of the format it was opened with.
  */
-private[sparkkinesis] final class KinesisTable(tableSchema: StructType) extends SupportsRead with SupportsWrite
+private[sparkkinesis] final class KinesisTable(tableSchema: StructType, dialect: Dialect = Dialect.Kinesis)
+  extends SupportsRead with SupportsWrite
   with ReportsSinkMetrics {
 
   private val sinkProgress = new StreamingSinkProgress
@@ -38,10 +41,11 @@ private[sparkkinesis] final class KinesisTable(tableSchema: StructType) extends 
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     if (tableSchema != KinesisSchema.schema) throw KinesisErrors.userSchemaNotAllowed()
-    new KinesisScanBuilder(SourceOptions.parse(options))
+    new KinesisScanBuilder(SourceOptions.parse(options, dialect))
   }
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new KinesisWriteBuilder(info, sinkProgress)
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new KinesisWriteBuilder(info, sinkProgress, dialect)
 
   override def metrics(): util.Map[String, String] = sinkProgress.metrics.asJava
 }

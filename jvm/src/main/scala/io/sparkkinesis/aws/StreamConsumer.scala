@@ -8,10 +8,10 @@ private[sparkkinesis] sealed trait ConsumerSpec extends Serializable
 private[sparkkinesis] object ConsumerSpec {
 
   /**
-   * The connector registers the consumer if it is missing (`name`, or a name derived from the query's checkpoint
-   * when None) and, when `deregisterOnStop`, deregisters it when the query stops.
+   * The connector registers the consumer if it is missing (`name`, or `prefix` and a name derived from the query's
+   * checkpoint when None) and, when `deregisterOnStop`, deregisters it when the query stops.
    */
-  final case class Managed(name: Option[String], deregisterOnStop: Boolean) extends ConsumerSpec
+  final case class Managed(name: Option[String], deregisterOnStop: Boolean, prefix: String = "") extends ConsumerSpec
 
   /** A consumer someone else manages, by name or by ARN: never registered or deregistered by the connector. */
   final case class Registered(id: String, byArn: Boolean) extends ConsumerSpec

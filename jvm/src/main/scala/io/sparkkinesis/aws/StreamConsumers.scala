@@ -55,15 +55,16 @@ private[sparkkinesis] object StreamConsumers extends Logging {
           found
         case ConsumerSpec.Registered(name, false) =>
           awaitActive(client, policy, stream, Right((streamArn(client, policy, stream), name)), register = false)
-        case ConsumerSpec.Managed(name, _) =>
-          awaitActive(client, policy, stream, Right((streamArn(client, policy, stream), name.getOrElse(defaultName))),
+        case ConsumerSpec.Managed(name, _, prefix) =>
+          awaitActive(client, policy, stream,
+            Right((streamArn(client, policy, stream), name.getOrElse(prefix + defaultName))),
             register = true)
       }
     }
   }
 
   def release(conn: AwsConnection, consumers: Seq[StreamConsumer], spec: ConsumerSpec): Unit = spec match {
-    case ConsumerSpec.Managed(_, true) =>
+    case ConsumerSpec.Managed(_, true, _) =>
       val client = KinesisClients.sync(conn)
       val policy = RetryPolicy.Default.on(conn)
       consumers.foreach { c =>

@@ -114,6 +114,10 @@ private[sparkkinesis] object KinesisOptions {
     "The enhanced fan-out consumer to use, registered on each stream if missing. The default is derived from the " +
       "query's checkpoint location, so a restart reuses the same consumer and another query gets its own.",
     "Enhanced fan-out", defaultDoc = Some("spark-kinesis-<hash of the checkpoint>"))
+  val ConsumerNamePrefix: OptionSpec[String] = OptionSpec("consumerNamePrefix", Text, None, Scope.Source, V0_1,
+    "Put before the name of a consumer the connector registers (`consumerName`, or the default): for example " +
+      "`databricks_` to reuse a consumer the Databricks source registered.", "Enhanced fan-out",
+    defaultDoc = Some("(none)"))
   val RequireConsumerDeregistration: OptionSpec[Boolean] = OptionSpec("requireConsumerDeregistration", Bool,
     Some(false), Scope.Source, V0_1,
     "Deregister the consumer when the query stops. Off by default: a restart reuses the registered consumer, and " +
@@ -181,10 +185,19 @@ private[sparkkinesis] object KinesisOptions {
     IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     StallTimeout,
-    ConsumerMode, ConsumerName, RequireConsumerDeregistration, RegisteredConsumerId, RegisteredConsumerIdType,
+    ConsumerMode, ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration, RegisteredConsumerId,
+    RegisteredConsumerIdType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation,
     AggregationMaxSize)
+
+  /**
+   * Defaults that differ under a dialect's format, because that program's users get them there and they change
+   * what is written or kept: under `aws-kinesis` the sink aggregates (the awslabs sink did by default) and a
+   * consumer the connector registered is deregistered when the query stops (as the awslabs source does).
+   */
+  val dialectDefaults: Map[Dialect, Map[String, String]] = Map(
+    Dialect.AwsKinesis -> Map(Aggregation.key -> "kpl", RequireConsumerDeregistration.key -> "true"))
 
   /** Keys Spark itself puts into a source's or sink's options; accepted and ignored. */
   val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname", "asyncprogresstrackingenabled",

@@ -92,7 +92,7 @@ private[sparkkinesis] object OptionKind {
     }
   }
 
-  private[config] def parseOrFail[T](spec: OptionSpec[T], raw: String): T =
-    spec.kind.parse(raw).getOrElse(throw KinesisErrors.invalidOptionValue(spec.name, raw, spec.kind.describe,
-        spec.secret))
+  private[config] def parseOrFail[T](spec: OptionSpec[T], raw: String, name: String = ""): T =
+    spec.kind.parse(raw).getOrElse(throw KinesisErrors.invalidOptionValue(if (name.isEmpty) spec.name else name, raw,
+        spec.kind.describe, spec.secret))
 }

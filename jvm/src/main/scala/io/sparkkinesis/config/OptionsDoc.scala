@@ -30,6 +30,39 @@ private[sparkkinesis] object OptionsDoc {
           sb ++= s"| `${s.name}` | ${s.scope.label} | $kind | $default | ${s.since} | ${s.doc.replace("|", "\\|")}$secret |\n"
         }
       }
+    sb ++= foreignMarkdown
+    sb.result()
+  }
+
+  /** The section on other connectors' names ([[ForeignOptions]]) and the defaults of a dialect. */
+  private def foreignMarkdown: String = {
+    val sb = new StringBuilder
+    sb ++= "\n## Other connectors' names\n\n"
+    sb ++= "Programs written for another Kinesis connector run with their option names: under `format(\"kinesis\")` " +
+      "those of Databricks' source and of qubole kinesis-sql, under `format(\"aws-kinesis\")` the awslabs " +
+      "connector's `kinesis.*` names (this connector's own names work under both). Each is read as one of this " +
+      "connector's options, or has no effect here (the driver's log says why, once), or is refused with what to use " +
+      "instead. [migrating.md](migrating.md) has a guide per program.\n\n"
+    sb ++= "| Name | Connector | Format | Applies to | Here |\n|---|---|---|---|---|\n"
+    ForeignOptions.all.foreach { f =>
+      val here = f.handling match {
+        case ForeignOption.Alias(target, note, _) =>
+          s"`${target.name}`" + (if (note.isEmpty) "" else s": $note")
+        case ForeignOption.Ignored(why) => s"no effect: $why"
+        case ForeignOption.Refused(instead) => s"refused: $instead"
+      }
+      sb ++= s"| `${f.name}` | ${f.origin} | `${f.dialect.format}` | ${f.scope.label} | ${here.replace("|", "\\|")} |\n"
+    }
+    ForeignOptions.ignoredPrefixes.foreach { case (d, prefix, why) =>
+      sb ++= s"| `$prefix*` | awslabs | `${d.format}` | source and sink | no effect: $why |\n"
+    }
+    sb ++= "\nDefaults that differ by format:\n\n"
+    KinesisOptions.dialectDefaults.toSeq.sortBy(_._1.format).foreach { case (d, defaults) =>
+      defaults.toSeq.sorted.foreach { case (key, value) =>
+        val spec = KinesisOptions.all.find(_.key == key).get
+        sb ++= s"- under `${d.format}`, `${spec.name}` defaults to `$value` (`${spec.defaultText}` under `kinesis`)\n"
+      }
+    }
     sb.result()
   }
 
@@ -73,9 +106,10 @@ private[sparkkinesis] object OptionsDoc {
     sb ++= "\"\"\"Every option of the connector: a constant per name, and what Python checks before the JVM is touched.\n\n"
     sb ++= "Example::\n\n    from spark_kinesis import KinesisOptions, kinesis_stream\n\n"
     sb ++= "    df = kinesis_stream(spark, \"orders\", **{KinesisOptions.MAX_RECORDS_PER_TRIGGER: 10000})\n\"\"\"\n\n"
-    sb ++= "from __future__ import annotations\n\nfrom typing import Dict, Final, Literal, TypeAlias\n\n"
+    sb ++= "from __future__ import annotations\n\nfrom typing import Dict, Final, Literal, Optional, TypeAlias\n\n"
     sb ++= "from spark_kinesis._option_info import OptionInfo\n\n"
-    sb ++= (Seq("KinesisOptions", "OPTIONS") ++ literals.map(_._1)).map(str).mkString("__all__ = [", ", ", "]\n\n")
+    sb ++= (Seq("KinesisOptions", "OPTIONS", "FOREIGN_OPTIONS") ++ literals.map(_._1)).map(str).mkString("__all__ = [",
+      ", ", "]\n\n")
     literals.foreach { case (_, text) => sb ++= "\n" ++= text }
     sb ++= "\n# What each stream in `streamName` must match in full: a name or a stream ARN (io.sparkkinesis.config.StreamNamePatterns).\n"
     sb ++= s"STREAM_NAME_PATTERN: Final = ${str(StreamNamePatterns.Name)}\n"
@@ -85,6 +119,18 @@ private[sparkkinesis] object OptionsDoc {
     sb ++= "\n\n# name, type, scope, default, choices, minimum, maximum, secret, and what a value must be.\n"
     sb ++= "OPTIONS: Dict[str, OptionInfo] = {\n"
     KinesisOptions.all.foreach(s => sb ++= info(s))
+    sb ++= "}\n"
+    sb ++= "\n# Other connectors' names taken under format(\"kinesis\") (io.sparkkinesis.config.ForeignOptions), each with the\n"
+    sb ++= "# option it sets here, or None when it has no effect or is refused: passed on for the connector to judge.\n"
+    sb ++= "FOREIGN_OPTIONS: Dict[str, Optional[str]] = {\n"
+    ForeignOptions.all.filter(f => f.dialect == Dialect.Kinesis && !KinesisOptions.all.exists(_.key == f.key))
+      .foreach { f =>
+        val target = f.handling match {
+          case ForeignOption.Alias(t, _, _) => str(t.name)
+          case _ => "None"
+        }
+        sb ++= s"    ${str(f.name)}: $target,\n"
+      }
     sb ++= "}\n"
     sb.result()
   }

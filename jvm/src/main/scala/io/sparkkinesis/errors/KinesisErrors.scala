@@ -205,4 +205,34 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_INVALID_SINK_ROW",
       s"Stream '$stream' is in region '$streamRegion' but the sink writes to region '$region'; one write " +
         "targets one region (set 'region', or write to each region separately).")
+
+  /** Another connector's option that asks for what this one cannot do; `instead` says what to use. */
+  def unsupportedOption(name: String, origin: String, instead: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_UNSUPPORTED_OPTION",
+      s"Option '$name' of the $origin connector is not supported here: $instead. See docs/migrating.md.")
+
+  /** Another connector's option name given under the other format (an awslabs name under format("kinesis"), ...). */
+  def optionOfOtherFormat(name: String, origin: String, format: String, usedFormat: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_UNKNOWN_OPTION",
+      s"""Option '$name' is the $origin connector's name, taken under format("$format"), not under """ +
+        s"""format("$usedFormat"). Use format("$format"), or this connector's name for it (docs/migrating.md).""")
+
+  /** Two names of the same option (this connector's and another's, or two others') given together. */
+  def optionGivenTwice(first: String, second: String, option: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_CONFLICTING_OPTIONS",
+      s"Options '$first' and '$second' both set '$option'; give it once.")
+
+  /**
+   * A checkpoint of the awslabs connector whose last batch's end cannot be found: its shard positions are kept
+   * beside the offset log (`missing`), not in it.
+   */
+  def foreignCheckpointUnreadable(checkpoint: String, batch: Long, missing: String): KinesisException =
+    new KinesisException("KINESIS_FOREIGN_CHECKPOINT",
+      s"The checkpoint $checkpoint was written by the awslabs connector, which keeps where each batch ended beside " +
+        s"Spark's offset log; where batch $batch ended is not at $missing (kept in DynamoDB with " +
+        "kinesis.metadataCommitterType=DYNAMODB, in kinesis.metadataPath, or deleted). To go on without reading a " +
+        "record twice: put the batch's shard files back under that folder, or start the query with a new " +
+        "checkpoint location and option 'initialShardPositions' set to each shard's last sequence number read; " +
+        "or, accepting duplicates, initialPosition=at_timestamp with the time of the last committed batch " +
+        "(docs/migrating.md, \"From awslabs\").")
 }

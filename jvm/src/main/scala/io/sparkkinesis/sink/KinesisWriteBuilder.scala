@@ -3,13 +3,18 @@ package io.sparkkinesis.sink
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 
 import io.sparkkinesis.compat.StreamingUpdateAsAppend
+import io.sparkkinesis.config.Dialect
 
 /**
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write
  * fails when the query starts, before any task runs. A streaming write takes Append and Update output modes alike:
- * in Update mode each updated row is written as a record (real-time mode runs in Update mode only).
+ * in Update mode each updated row is written as a record (real-time mode runs in Update mode only). Under
+ * `aws-kinesis` columns the sink does not use are left out, as the awslabs sink did; under `kinesis` they are refused.
  */
-private[sparkkinesis] final class KinesisWriteBuilder(info: LogicalWriteInfo, progress: StreamingSinkProgress)
+private[sparkkinesis] final class KinesisWriteBuilder(
+    info: LogicalWriteInfo,
+    progress: StreamingSinkProgress,
+    dialect: Dialect = Dialect.Kinesis)
   extends WriteBuilder with SupportsTruncate with StreamingUpdateAsAppend {
 
   /** Kinesis cannot be truncated: every save mode appends (see docs/sink.md). */
@@ -17,7 +22,7 @@ private[sparkkinesis] final class KinesisWriteBuilder(info: LogicalWriteInfo, pr
 
   override def build(): Write = {
     val keyColumn = Option(info.options().get("partitionKeyColumn")).map(_.trim).filter(_.nonEmpty)
-    val schema = SinkSchema.of(info.schema(), keyColumn)
-    new KinesisWrite(SinkOptions.parse(info.options(), schema.hasStreamName), schema, progress)
+    val schema = SinkSchema.of(info.schema(), keyColumn, otherColumnsAllowed = dialect == Dialect.AwsKinesis)
+    new KinesisWrite(SinkOptions.parse(info.options(), schema.hasStreamName, dialect), schema, progress)
   }
 }

@@ -1,7 +1,7 @@
 package io.sparkkinesis.sink
 
 import io.sparkkinesis.aws.{AwsConnection, Backoff, RetryPolicy, StreamRef}
-import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
+import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 
 /** Service limits a writer keeps to, configurable for streams with larger record limits. */
@@ -28,10 +28,14 @@ private[sparkkinesis] object SinkOptions {
 
   /**
    * Parses and checks the options. `hasStreamColumn` says whether the input has a `streamName` column, which
-   * makes the `streamName` option a fallback rather than a requirement.
+   * makes the `streamName` option a fallback rather than a requirement; `dialect` is the format's, whose other
+   * names it also takes.
    */
-  def parse(options: java.util.Map[String, String], hasStreamColumn: Boolean): SinkOptions = {
-    val opts = ParsedOptions(options, Scope.Sink)
+  def parse(
+      options: java.util.Map[String, String],
+      hasStreamColumn: Boolean,
+      dialect: Dialect = Dialect.Kinesis): SinkOptions = {
+    val opts = ParsedOptions(options, Scope.Sink, dialect)
     val stream = opts.get(O.StreamName) match {
       case Some(text) =>
         val streams = StreamRef.parseList(text)

@@ -60,7 +60,7 @@ private[sparkkinesis] object SinkSchema {
   private val KeyTypes: Set[DataType] = Set(StringType, LongType, IntegerType, ShortType, ByteType)
 
   /** Resolves the columns, failing with the expected schema when a column is unknown, missing or mistyped. */
-  def of(schema: StructType, partitionKeyColumn: Option[String]): SinkSchema = {
+  def of(schema: StructType, partitionKeyColumn: Option[String], otherColumnsAllowed: Boolean = false): SinkSchema = {
     val names = schema.fieldNames.toSeq
     val expected = partitionKeyColumn.fold(Expected)(c =>
       s"$Expected, and '$c' (named by option " +
@@ -72,7 +72,7 @@ private[sparkkinesis] object SinkSchema {
     }
     val known = Set(Data, PartitionKey, ExplicitHashKey, StreamName) ++ partitionKeyColumn
     val extra = names.filterNot(known.contains)
-    if (extra.nonEmpty)
+    if (extra.nonEmpty && !otherColumnsAllowed)
       throw fail(s"Unexpected column(s) ${extra.mkString(", ")}.",
         "Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"CAST(id AS STRING) AS partitionKey\").")
     if (partitionKeyColumn.isDefined && names.contains(PartitionKey) && !partitionKeyColumn.contains(PartitionKey))

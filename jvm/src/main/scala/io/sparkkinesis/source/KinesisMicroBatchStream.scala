@@ -13,6 +13,7 @@ import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, StreamConsumer, StreamC
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.offsets.AwslabsOffsetJson
 import io.sparkkinesis.prefetch.{PrefetchJob, ShardReport, SparkPrefetchJob}
 import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory}
 import io.sparkkinesis.compat.ScalaCompat._
@@ -119,7 +120,15 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   override def initialOffset(): Offset = firstOffset
 
-  override def deserializeOffset(json: String): Offset = OffsetJson.read(json, offsetLog)
+  /**
+   * An offset of the log: this connector's, or one the awslabs connector wrote, read as the end of its batch
+   * ([[AwslabsCheckpoint]]) so that a query moved to this connector goes on where that one stopped.
+   */
+  override def deserializeOffset(json: String): Offset =
+    if (AwslabsOffsetJson.isTheirs(json))
+      new AwslabsCheckpoint(checkpointLocation, SparkSession.active.sparkContext.hadoopConfiguration)
+        .endOf(json, tracker.list())
+    else OffsetJson.read(json, offsetLog)
 
   /** The query's offset log, for errors: the source's checkpoint folder is `<checkpoint>/sources/<n>`. */
   private def offsetLog: String =
@@ -294,7 +303,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
     metrics.snapshot(latestConsumedOffset.toScala.collect { case o: KinesisSourceOffset => o },
-      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching, consumers.map(_.name)).asJava
+      tracker.lostShards + rangeLoss.value, quietWatch.calls, quietWatch.watching, consumers.map(_.name),
+      options.streams.size).asJava
 
   override def toString: String = s"KinesisMicroBatchStream(${options.streams.mkString(",")})"
 

@@ -32,19 +32,22 @@ private[sparkkinesis] final class SourceMetrics {
    * `driverCalls`: GetRecords calls the driver made looking for records while the query was quiet
    * ([[QuietWatch]]); `quietShards`: the shards it watches now. `consumers`: the enhanced fan-out consumers read
    * with (`consumerMode=efo`), none when polling. The `dataLoss` metric adds them to the trimmed-away positions the executors skipped (failOnDataLoss=false).
+   * `streams`: how many streams the query reads. Besides this connector's names, the metrics Databricks' source
+   * reports under the same meaning are there under its names ([[databricksNames]]), so its dashboards keep working.
    */
   def snapshot(
       consumed: Option[KinesisSourceOffset],
       lostShards: Long = 0L,
       driverCalls: Long = 0L,
       quietShards: Int = 0,
-      consumers: Seq[String] = Nil): Map[String, String] = synchronized {
+      consumers: Seq[String] = Nil,
+      streams: Int = 0): Map[String, String] = synchronized {
     val open = consumed.map(_.shards.count(_._2 != ShardPosition.Ended)).getOrElse(latest.size)
     val closed = consumed.map(_.shards.count(_._2 == ShardPosition.Ended)).getOrElse(0)
     // Lag is about shards still being read: a closed shard's last answer says nothing about the stream's tip.
     val reading = latest.filter { case (k, _) => !consumed.exists(_.shards.get(k).contains(ShardPosition.Ended)) }
     val behind = reading.values.flatMap(_.millisBehindLatest).toSeq
-    Map(
+    val ours = Map(
       "avgMsBehindLatest" -> (if (behind.isEmpty) "0" else (behind.sum.toDouble / behind.size).toString),
       "maxMsBehindLatest" -> behind.maxOption.getOrElse(0L).toString,
       "minMsBehindLatest" -> behind.minOption.getOrElse(0L).toString,
@@ -61,5 +64,22 @@ private[sparkkinesis] final class SourceMetrics {
       "consumerName" -> consumers.distinct.mkString(","),
       "subscriptionsRenewed" -> latest.values.map(_.subscriptionsRenewed).sum.toString,
       "subscriptionsFailed" -> latest.values.map(_.subscriptionsFailed).sum.toString)
+    ours ++ SourceMetrics.databricksNames.map { case (theirs, mine) => theirs -> ours(mine) } ++ Map(
+      "numTotalShards" -> (open + closed).toString,
+      "numStreams" -> streams.toString,
+      "numRegisteredConsumers" -> consumers.distinct.size.toString)
   }
+}
+
+private[sparkkinesis] object SourceMetrics {
+
+  /**
+   * Databricks' metric names for what this connector reports under its own (avg/max/minMsBehindLatest are the
+   * same names in both): the backlog held in executors, closed shards, throttled calls, the consumer mode.
+   */
+  val databricksNames: Seq[(String, String)] = Seq(
+    "totalPrefetchedBytes" -> "bufferedBytes",
+    "numClosedShards" -> "closedShards",
+    "numAwsRateLimitErrors" -> "throttledCalls",
+    "mode" -> "consumerMode")
 }

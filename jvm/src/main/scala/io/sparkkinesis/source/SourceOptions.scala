@@ -1,7 +1,7 @@
 package io.sparkkinesis.source
 
 import io.sparkkinesis.aws.{AwsConnection, ConsumerSpec, StreamRef}
-import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions, Scope}
+import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.StartPosition
@@ -29,8 +29,9 @@ private[sparkkinesis] final case class SourceOptions(
 
 private[sparkkinesis] object SourceOptions {
 
-  def parse(options: java.util.Map[String, String]): SourceOptions = {
-    val opts = ParsedOptions(options, Scope.Source)
+  /** Parses and checks a read's options; `dialect` is the format's, whose other names it also takes. */
+  def parse(options: java.util.Map[String, String], dialect: Dialect = Dialect.Kinesis): SourceOptions = {
+    val opts = ParsedOptions(options, Scope.Source, dialect)
     val streams = StreamRef.parseList(opts.required(O.StreamName, "orders"))
     val position = opts.get(O.InitialPosition).map { word =>
       if (word == "at_timestamp" && !opts.contains(O.InitialTimestamp))
@@ -63,8 +64,8 @@ private[sparkkinesis] object SourceOptions {
 
   /** The enhanced fan-out consumer the options ask for: None for `consumerMode=polling`. */
   private def consumer(opts: ParsedOptions, streams: Seq[StreamRef]): Option[ConsumerSpec] = {
-    val efoOnly =
-      Seq(O.ConsumerName, O.RequireConsumerDeregistration, O.RegisteredConsumerId, O.RegisteredConsumerIdType)
+    val efoOnly = Seq(O.ConsumerName, O.ConsumerNamePrefix, O.RequireConsumerDeregistration, O.RegisteredConsumerId,
+      O.RegisteredConsumerIdType)
     if (opts.getOrDefault(O.ConsumerMode) == "polling") {
       efoOnly.find(opts.contains).foreach { o =>
         throw KinesisErrors.conflictingOptions(
@@ -73,7 +74,7 @@ private[sparkkinesis] object SourceOptions {
       None
     } else opts.get(O.RegisteredConsumerId) match {
       case Some(id) =>
-        Seq(O.ConsumerName, O.RequireConsumerDeregistration).find(opts.contains).foreach { o =>
+        Seq(O.ConsumerName, O.ConsumerNamePrefix, O.RequireConsumerDeregistration).find(opts.contains).foreach { o =>
           throw KinesisErrors.conflictingOptions(s"Option '${o.name}' is for a consumer the connector manages; " +
             "'registeredConsumerId' names one someone else manages. Keep one of them.")
         }
@@ -94,8 +95,15 @@ private[sparkkinesis] object SourceOptions {
         if (opts.contains(O.RegisteredConsumerIdType))
           throw KinesisErrors.conflictingOptions(
             "Option 'registeredConsumerIdType' says how to read 'registeredConsumerId'; set that too, or remove it.")
-        Some(ConsumerSpec.Managed(opts.get(O.ConsumerName).map(validName(O.ConsumerName.name, _)),
-            opts.getOrDefault(O.RequireConsumerDeregistration)))
+        // A prefix goes before the consumer's name, given or default (about 30 characters), within 128 in all.
+        val prefix = opts.get(O.ConsumerNamePrefix).map { p =>
+          if (p.length > 98 || !ConsumerNamePattern.pattern.matcher(p).matches())
+            throw KinesisErrors.invalidOptionValue(O.ConsumerNamePrefix.name, p,
+              "1 to 98 letters, digits, '_', '.' or '-', such as databricks_")
+          p
+        }.getOrElse("")
+        Some(ConsumerSpec.Managed(opts.get(O.ConsumerName).map(n => validName(O.ConsumerName.name, prefix + n)),
+            opts.getOrDefault(O.RequireConsumerDeregistration), prefix))
     }
   }
 
