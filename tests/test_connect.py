@@ -118,6 +118,7 @@ def test_local_connect_server_gets_the_jar_from_configure(kinesalite_server, tmp
 
 
 @pytest.mark.compat
+@pytest.mark.heavy  # a Connect server JVM: `make test` runs it on 3.5; 4.x Connect is the default line's round trips
 @pytest.mark.xdist_group("local-connect")
 def test_a_missing_stream_is_caught_by_its_condition(kinesalite_server, tmp_path):
     """Issue 28.5 under Spark Connect, on every PySpark line: PySpark 4's client reports the connector's condition
