@@ -136,10 +136,17 @@ test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS) $(if $(JAVA_
 
 # The compatibility tests (marked `compat`) under each supported PySpark line other than the default, through the
 # same wheel, which picks the jar for that Spark (docs/deploying.md, "Compatibility").
+# PySpark 3.5's package has no Spark Connect server (4.x ships one): its venv gets the server's jar from Maven
+# Central, into PySpark's jars, for the local Connect server of tests/test_connect.py. Spark publishes that jar for
+# some 3.5 releases only (3.5.7 is the newest on Maven Central, none for 3.5.9): the newest one serves the line.
+SPARK35_CONNECT := 3.5.7
 compat-venvs: $(foreach v,$(COMPAT_PYSPARK),$(VENV)-pyspark-$(v)/.installed)
 $(VENV)-pyspark-%/.installed: python/requirements-compat.txt
 	$(PYTHON) -m venv $(VENV)-pyspark-$*
 	$(VENV)-pyspark-$*/bin/python -m pip install --quiet -r python/requirements-compat.txt pyspark==$*
+	case "$*" in 3.5.*) mvn -q -B dependency:copy -Dartifact="org.apache.spark:spark-connect_2.12:$(SPARK35_CONNECT):jar" \
+	  -DoutputDirectory="$$($(VENV)-pyspark-$*/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars";; \
+	esac
 	touch $@
 
 test-compat: $(WHEEL) servers compat-venvs $(if $(JAVA_TOOL_OPTIONS),$(foreach v,$(COMPAT_PYSPARK),$(CDS_DIR)/pyspark-$(v).jsa))

@@ -113,7 +113,8 @@ def test_connector_errors_become_python_exceptions(spark, kinesalite_server, str
     assert "no-such-stream-anywhere" in str(found)
 
 
-def test_from_exception_finds_the_condition_of_a_failed_query(spark, kinesalite_server, stream_name, tmp_path):
+def test_from_exception_finds_the_condition_of_a_failed_query(spark, kinesalite_server, stream_name, tmp_path,
+                                                               monkeypatch):
     # The stream exists when the query is defined and is gone when it runs.
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 1)
@@ -123,6 +124,44 @@ def test_from_exception_finds_the_condition_of_a_failed_query(spark, kinesalite_
     with pytest.raises(Exception) as err:
         query.awaitTermination(60)
     assert isinstance(from_exception(err.value), KinesisStreamNotFoundError)
+    # Found by the condition of the JVM error inside the StreamingQueryException, not by reading its message.
+    monkeypatch.setattr(errors, "_CONDITION", re.compile(r"(?!)"))
+    assert errors.condition_of(err.value) == "KINESIS_STREAM_NOT_FOUND"
+    assert isinstance(from_exception(err.value), KinesisStreamNotFoundError)
+
+
+def _spark_condition(jvm_or_captured) -> str:
+    """The condition as PySpark's line names the method: getCondition() on PySpark 4, getErrorClass() on 3.5."""
+    import pyspark
+
+    return (jvm_or_captured.getCondition() if pyspark.__version__.startswith("4")
+            else jvm_or_captured.getErrorClass())
+
+
+@pytest.mark.compat
+def test_a_missing_stream_is_caught_by_its_condition(spark, kinesis_mock_server, stream_name, monkeypatch):
+    """Issue 28.5, classic PySpark: the connector's errors are Spark error conditions, with an SQLSTATE and message
+    parameters, and the package picks its class by the condition Spark reports, not by reading the message."""
+    opts = connector_options(kinesis_mock_server)
+    missing = f"{stream_name}-missing"
+    with pytest.raises(Exception) as err:
+        spark.read.format("kinesis").options(**opts, streamName=missing).load()
+    # A JVM exception PySpark has no class for reaches Python as a Py4JJavaError holding the JVM exception.
+    jvm = err.value.java_exception
+    assert _spark_condition(jvm) == "KINESIS_STREAM_NOT_FOUND"
+    assert jvm.getSqlState() == "42704"
+    assert dict(jvm.getMessageParameters()) == {"stream": missing}
+    # An option error is an IllegalArgumentException, which PySpark captures; its own API reports the condition.
+    with pytest.raises(Exception) as bad:
+        spark.read.format("kinesis").options(**opts, streamName=missing, maxRecordsPerFetch="0").load()
+    assert _spark_condition(bad.value) == "KINESIS_INVALID_OPTION_VALUE" and bad.value.getSqlState() == "22023"
+    # With the message's bracketed name out of reach, the classes are the same: they come from the conditions.
+    monkeypatch.setattr(errors, "_CONDITION", re.compile(r"(?!)"))
+    found = from_exception(err.value)
+    assert isinstance(found, KinesisStreamNotFoundError) and found.condition == "KINESIS_STREAM_NOT_FOUND"
+    assert isinstance(from_exception(bad.value), KinesisOptionError)
+    with pytest.raises(KinesisStreamNotFoundError):
+        read_kinesis(spark, missing, **opts)
 
 
 @pytest.mark.compat
@@ -215,10 +254,9 @@ def test_python_values_reach_the_connector(spark, kinesalite_server, stream_name
 
 
 def test_every_connector_condition_has_a_python_class():
-    scala = ROOT / "jvm" / "src" / "main" / "scala"
-    conditions = set()
-    for source in scala.rglob("*.scala"):
-        conditions.update(re.findall(r'"(KINESIS_[A-Z_]+)"', source.read_text(encoding="utf-8")))
+    # The connector's conditions, as the jar has them (ErrorConditionsSuite checks that the JVM uses every one).
+    resource = ROOT / "jvm" / "src" / "main" / "resources" / "error" / "kinesis-error-conditions.json"
+    conditions = set(json.loads(resource.read_text(encoding="utf-8")))
     assert "KINESIS_STREAM_NOT_FOUND" in conditions
     unmapped = sorted(c for c in conditions if c not in errors._BY_CONDITION)
     assert unmapped == [], f"add a class in python/spark_kinesis/errors.py for {unmapped}"

@@ -176,10 +176,10 @@ OPTIONS: Dict[str, OptionInfo] = {
         "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
         "a whole number from 1 to 500"),
     "maxRequestSize": OptionInfo(
-        "maxRequestSize", "bytes", "sink", "5242880", (), None, None, False,
+        "maxRequestSize", "bytes", "sink", None, (), None, None, False,
         "a size in bytes from 1 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
     "maxRecordSize": OptionInfo(
-        "maxRecordSize", "bytes", "sink", "1048576", (), None, None, False,
+        "maxRecordSize", "bytes", "sink", None, (), None, None, False,
         "a size in bytes from 1 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
     "maxRetries": OptionInfo(
         "maxRetries", "int", "sink", None, (), 0, 1000, False,

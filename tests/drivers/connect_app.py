@@ -10,7 +10,8 @@ Usage: ``python tests/drivers/connect_app.py CONFIG_JSON`` with the keys
   ``sc://localhost:PORT`` (a server started elsewhere with the jar; its token in SPARK_CONNECT_AUTHENTICATE_TOKEN);
 * ``connection``: the connector options that reach the local Kinesis server (``endpointUrl``, ``region``, keys);
 * ``source``, ``copy``: two existing streams; ``rows``: how many rows to write; ``workdir``: for checkpoints;
-* ``timeout``: seconds each query may take.
+* ``timeout``: seconds each query may take;
+* ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors.
 
 The last line printed is a JSON object with what happened (see ``main``); the exit code is 0 unless a step
 failed unexpectedly.
@@ -59,7 +60,65 @@ def outcome(action):
     return None
 
 
+def reported(action):
+    """What Spark Connect itself says of the error ``action`` raised: ``[PySpark's class, condition, SQLSTATE]`` of
+    the PySpark exception (``getCondition()`` on PySpark 4, ``getErrorClass()`` on 3.5), and the spark_kinesis class
+    that ``from_exception`` finds when it may not read the message (its condition only)."""
+    import re
+
+    from spark_kinesis import errors
+
+    try:
+        action()
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        original = e.__cause__ if isinstance(e, errors.KinesisError) else e
+        name = "getCondition" if hasattr(original, "getCondition") else "getErrorClass"
+        condition = getattr(original, name)() if hasattr(original, name) else None
+        sql_state = original.getSqlState() if hasattr(original, "getSqlState") else None
+        text = errors._CONDITION
+        errors._CONDITION = re.compile(r"(?!)")  # never matches: the message is out of reach
+        try:
+            found = errors.from_exception(original)
+        finally:
+            errors._CONDITION = text
+        return [type(original).__name__, condition, sql_state, type(found).__name__ if found else None]
+    return None
+
+
+def missing_stream_calls(spark, connection: dict, endpoint: str, region: str) -> dict:
+    """The helpers' calls on a stream that does not exist, each failing at the call."""
+    from spark_kinesis import kinesis_stream, read_kinesis, write_kinesis
+
+    return {
+        # Under Connect, load() is lazy: the helpers ask for the schema, so a missing stream fails at the call.
+        "missing_stream_batch": lambda: read_kinesis(spark, "no-such-stream", region=region, endpoint_url=endpoint,
+                                                     **connection),
+        "missing_stream_query": lambda: kinesis_stream(spark, "no-such-stream", region=region,
+                                                       endpoint_url=endpoint, **connection),
+        "missing_stream_write": lambda: write_kinesis(
+            spark.createDataFrame([("k", "d")], "partitionKey string, data string"), "no-such-stream",
+            region=region, endpoint_url=endpoint, **connection),
+    }
+
+
+def errors_only(config: dict) -> dict:
+    """Only the missing-stream errors: what Spark Connect reports of them, and the classes the package raises."""
+    import pyspark
+
+    conn = dict(config["connection"])
+    endpoint, region = conn.pop("endpointUrl"), conn.pop("region")
+    spark = connect_session(config["remote"])
+    calls = missing_stream_calls(spark, conn, endpoint, region)
+    result = {"pyspark": pyspark.__version__, "session": type(spark).__module__,
+              "errors": {what: outcome(call) for what, call in calls.items()},
+              "reported": {what: reported(call) for what, call in calls.items()}}
+    spark.stop()
+    return result
+
+
 def main(config: dict) -> dict:
+    import pyspark
+
     from spark_kinesis import kinesis_stream, read_kinesis, write_kinesis
 
     started = time.monotonic()
@@ -99,15 +158,11 @@ def main(config: dict) -> dict:
         "extra_column": outcome(lambda: write_kinesis(
             spark.createDataFrame([("k", "d", 1)], "partitionKey string, data string, extra int"),
             config["copy"], region=region, endpoint_url=endpoint, **conn)),
-        # Under Connect, load() is lazy: the helpers ask for the schema, so a missing stream fails at the call.
-        "missing_stream_batch": outcome(lambda: read_kinesis(spark, "no-such-stream", region=region,
-                                                             endpoint_url=endpoint, **conn)),
-        "missing_stream_query": outcome(lambda: kinesis_stream(spark, "no-such-stream", region=region,
-                                                               endpoint_url=endpoint, **conn)),
-        "missing_stream_write": outcome(lambda: write_kinesis(
-            spark.createDataFrame([("k", "d")], "partitionKey string, data string"), "no-such-stream",
-            region=region, endpoint_url=endpoint, **conn)),
+        **{what: outcome(call) for what, call in missing_stream_calls(spark, conn, endpoint, region).items()},
     }
+    result["reported"] = {what: reported(call) for what, call in
+                          missing_stream_calls(spark, conn, endpoint, region).items()}
+    result["pyspark"] = pyspark.__version__
     result["seconds"] = round(time.monotonic() - started, 1)
     spark.stop()
     return result
@@ -115,7 +170,8 @@ def main(config: dict) -> dict:
 
 if __name__ == "__main__":
     try:
-        print(json.dumps(main(json.loads(sys.argv[1]))), flush=True)
+        config = json.loads(sys.argv[1])
+        print(json.dumps(errors_only(config) if config.get("errors_only") else main(config)), flush=True)
     except Exception:  # noqa: BLE001 - the test shows the traceback
         traceback.print_exc()
         sys.exit(1)

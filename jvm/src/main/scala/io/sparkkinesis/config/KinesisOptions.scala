@@ -133,13 +133,16 @@ private[sparkkinesis] object KinesisOptions {
   // ---- sink ----
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
     Scope.Sink, V0_1, "Entries in one PutRecords call (the service maximum is 500).", "Sink")
-  val MaxRequestSize: OptionSpec[Long] = OptionSpec("maxRequestSize", Bytes(1, 10 * Mi), Some(5 * Mi), Scope.Sink,
+  val MaxRequestSize: OptionSpec[Long] = OptionSpec("maxRequestSize", Bytes(1, 10 * Mi), None, Scope.Sink,
     V0_1,
-    "Bytes in one PutRecords call, partition keys included (the service limit is 5 MiB, or 10 MiB " +
-      "for streams configured for large records).", "Sink", defaultDoc = Some("5m"))
-  val MaxRecordSize: OptionSpec[Long] = OptionSpec("maxRecordSize", Bytes(1, 10 * Mi), Some(Mi), Scope.Sink, V0_1,
-    "Largest record, partition key plus data (1 MiB unless the stream's maximum record size was raised).", "Sink",
-    defaultDoc = Some("1m"))
+    "Bytes in one PutRecords call, partition keys included. Unset, the service's limit: 5 MiB, or 10 MiB for a " +
+      "stream whose records may be larger than 1 MiB (see `maxRecordSize`).", "Sink",
+    defaultDoc = Some("5m, or 10m for large records"))
+  val MaxRecordSize: OptionSpec[Long] = OptionSpec("maxRecordSize", Bytes(1, 10 * Mi), None, Scope.Sink, V0_1,
+    "Largest record, partition key plus data. Unset, each stream's own maximum record size (`MaxRecordSizeInKiB` " +
+      "of DescribeStreamSummary: 1 MiB unless raised with UpdateMaxRecordSize, up to 10 MiB; 1 MiB when the " +
+      "stream does not say or the writer may not ask).", "Sink",
+    defaultDoc = Some("the stream's"))
   val MaxRetries: OptionSpec[Int] = OptionSpec("maxRetries", Integer(0, 1000), None, Scope.Sink, V0_1,
     "How many times one failed record may be sent again before the task fails. Unset, only `maxRetryDuration` " +
       "limits the retries.", "Sink", defaultDoc = Some("no limit"))

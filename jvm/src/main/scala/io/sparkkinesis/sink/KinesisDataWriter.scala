@@ -3,6 +3,8 @@ package io.sparkkinesis.sink
 import java.util.concurrent.ThreadLocalRandom
 import java.util.concurrent.locks.ReentrantLock
 
+import scala.collection.mutable
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.WriterCommitMessage
@@ -40,12 +42,31 @@ private[sparkkinesis] final class KinesisDataWriter(
   private val client = options.clientFactory.client(options.connection,
     options.maxInFlightRequests * Runtime.getRuntime.availableProcessors())
   private val streams = new SinkStreams(options.stream, options.connection.region)
+  private val describing = RetryPolicy.Default.copy(contact = options.retry.contact)
+  // The limits of writes to a stream whose record limit was not asked for: the options', else the service's defaults.
+  private val defaultLimits = options.limits.forStream(SinkLimits.DefaultRecordBytes)
+  // Per target stream (by number) whose own record limit was learned. Used under the writer's lock only, like the
+  // sender.
+  private val learned = mutable.HashMap.empty[Int, PutLimits]
+  private def limitsOf(stream: Int): PutLimits = learned.getOrElse(stream, defaultLimits)
+
+  /**
+   * The limits of writes to `stream` once something bigger than `bytes` is to go there: the stream is asked for its
+   * record limit (at most once per writer, [[StreamRecordLimit]] once per executor) only when the defaults do not
+   * let it through, so a write of records within 1 MiB never asks.
+   */
+  private def limitsFor(stream: Int, bytes: Long): PutLimits = {
+    val known = limitsOf(stream)
+    if (bytes <= known.maxRecordBytes || learned.contains(stream) || options.limits.maxRecordBytes.isDefined) known
+    else learned.getOrElseUpdate(stream,
+      options.limits.forStream(StreamRecordLimit.of(client, streams(stream), describing)))
+  }
   private val sender = new PutRecordsSender(client, streams,
-    SenderSettings(options.limits,
+    SenderSettings(limitsOf, options.limits.maxRecordsPerRequest,
       options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters)
   private val packer = options.aggregationMaxBytes.map(max =>
-    new KplRecordPacker(client, streams, max, options.limits.maxRequestBytes,
-      RetryPolicy.Default.copy(contact = options.retry.contact)))
+    new KplRecordPacker(client, streams, stream => math.min(max, limitsFor(stream, max).maxRecordBytes),
+      math.max(max, options.limits.maxRequestBytes.getOrElse(SinkLimits.DefaultRequestBytes)), describing))
   private var rowIndex = 0L
   private val lock = new ReentrantLock()
   private val ticking = options.maxRecordDelayMillis.map(d => SendTicker.every(d)(() => tick()))
@@ -81,9 +102,10 @@ private[sparkkinesis] final class KinesisDataWriter(
       throw badRow(s"has an invalid explicitHashKey '$hashKey'", "Give a decimal number from 0 to 2^128 - 1.")
     val stream = streams.indexOf(schema.streamName(row), position)
     val bytes = SinkSchema.recordBytes(key, data)
-    if (bytes > options.limits.maxRecordBytes) {
+    val maxRecordBytes = limitsFor(stream, bytes).maxRecordBytes
+    if (bytes > maxRecordBytes) {
       if (!options.dropOversizeRecords)
-        throw KinesisErrors.recordTooLarge(position, bytes, options.limits.maxRecordBytes)
+        throw KinesisErrors.recordTooLarge(position, bytes, maxRecordBytes)
       counters.droppedRecords += 1
     } else packer match {
       case Some(p) => p.add(stream, key, hashKey, data, position).foreach(sender.offer)

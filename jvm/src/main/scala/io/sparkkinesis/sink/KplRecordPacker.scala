@@ -11,14 +11,14 @@ import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
  * so that every user record of an aggregate belongs to the shard the aggregate lands on (consumers such as
  * the KCL drop sub-records outside the shard's hash range). Shards are found from the stream's open shards
  * ([[ShardMap.forStream]]: listed once per executor and stream every 30 s). A record too large for an aggregate
- * is sent on its own, after the open aggregate of its shard. An aggregate leaves when the next record would push it over
- * `maxAggregateBytes`, when the held aggregates together pass `maxHeldBytes` (the largest leaves), and at
- * the end of the task.
+ * is sent on its own, after the open aggregate of its shard. An aggregate leaves when the next record would push
+ * it over `maxAggregateBytes` of its stream (`aggregationMaxSize`, never above the stream's record limit), when the
+ * held aggregates together pass `maxHeldBytes` (the largest leaves), and at the end of the task.
  */
 private[sink] final class KplRecordPacker(
     client: KinesisAsyncClient,
     streams: SinkStreams,
-    maxAggregateBytes: Long,
+    maxAggregateBytes: Int => Long,
     maxHeldBytes: Long,
     listing: RetryPolicy = RetryPolicy.Default) {
 
@@ -36,7 +36,8 @@ private[sink] final class KplRecordPacker(
     val map = shardMaps.getOrElseUpdate(stream, ShardMap.forStream(client, streams(stream), listing))
     val shard = map.shardOf(ShardMap.hashKey(partitionKey, explicitHashKey))
     val bytes = SinkSchema.recordBytes(partitionKey, data)
-    if (bytes > maxAggregateBytes) {
+    val maxBytes = maxAggregateBytes(stream)
+    if (bytes > maxBytes) {
       // Too large for any aggregate, yet a valid record (the writer checked maxRecordSize): the shard's open
       // aggregate leaves first, then this record on its own, under the shard's ordering key, so order is kept.
       val before = open.remove((stream, shard)).toSeq.flatMap { case (aggregator, first) =>
@@ -45,7 +46,7 @@ private[sink] final class KplRecordPacker(
       return before :+ new PutEntry(stream, partitionKey, explicitHashKey, data, bytes, orderingKey(shard), 1, position)
     }
     val (aggregator, first) =
-      open.getOrElseUpdate((stream, shard), (new KplAggregator(maxAggregateBytes), Array[String](null)))
+      open.getOrElseUpdate((stream, shard), (new KplAggregator(maxBytes), Array[String](null)))
     val done = aggregator.add(UserRecord(partitionKey, Option(explicitHashKey), data))
     val out = done.map(entry(stream, shard, _, first(0))).toSeq
     if (aggregator.pendingRecords == 1 || done.isDefined) first(0) = position

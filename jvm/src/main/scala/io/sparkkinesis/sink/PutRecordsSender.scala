@@ -13,9 +13,13 @@ import software.amazon.awssdk.services.kinesis.model.{PutRecordsRequest, PutReco
 import io.sparkkinesis.aws.{Failure, RetryPolicy}
 import io.sparkkinesis.errors.KinesisErrors
 
-/** How a writer sends: limits per call, calls in flight, ordering, and the retry policy of each record. */
+/**
+ * How a writer sends: the limits of each target stream's calls (by stream number), records per call, calls in
+ * flight, ordering, and the retry policy of each record.
+ */
 private[sparkkinesis] final case class SenderSettings(
-    limits: PutLimits,
+    limits: Int => PutLimits,
+    maxRecordsPerRequest: Int,
     maxInFlightRequests: Int,
     perKeyOrdering: Boolean,
     retry: RetryPolicy)
@@ -23,7 +27,7 @@ private[sparkkinesis] final case class SenderSettings(
 /**
  * Sends one writer's records with PutRecords through the async client. All decisions are taken on the task's
  * own thread (in [[offer]] and [[flush]]); the client's callbacks only hand responses back. Per call:
- *  - at most `maxRecordsPerRequest` records and `maxRequestBytes` bytes, all for one stream;
+ *  - at most `maxRecordsPerRequest` records and the stream's `maxRequestBytes` bytes, all for one stream;
  *  - at most `maxInFlightRequests` calls, and at most the [[AimdLimiter]] window of records, in flight;
  *  - only the records that failed are retried, each after its own jittered exponential pause, until its
  *    `maxRetries` or `maxRetryDuration` is spent ([[RetryPolicy]]); error codes that retrying cannot fix fail the task at once.
@@ -37,13 +41,14 @@ private[sparkkinesis] final class PutRecordsSender(
     counters: SinkCounters) extends AutoCloseable {
   import PutRecordsSender._
 
-  private val limits = settings.limits
-  private val limiter = new AimdLimiter(limits.maxRecordsPerRequest, settings.maxInFlightRequests)
+  private val limiter = new AimdLimiter(settings.maxRecordsPerRequest, settings.maxInFlightRequests)
   // perKey needs a deeper buffer to find distinct keys to send together.
-  private val bufferRecords = limits.maxRecordsPerRequest * (if (settings.perKeyOrdering) 8 else 2)
-  private val bufferBytes = 2 * limits.maxRequestBytes
+  private val bufferRecords = settings.maxRecordsPerRequest * (if (settings.perKeyOrdering) 8 else 2)
+  // Two calls' worth of bytes, of the largest calls among the streams written to so far.
+  private var bufferBytes = 0L
 
-  private val lanes = new SenderLanes(settings.perKeyOrdering, limits.maxRecordsPerRequest, limits.maxRequestBytes)
+  private val lanes = new SenderLanes(settings.perKeyOrdering, settings.maxRecordsPerRequest,
+    stream => settings.limits(stream).maxRequestBytes)
   private var waiting = 0
   private var inFlightCalls = 0
   private var inFlightRecords = 0
@@ -59,6 +64,7 @@ private[sparkkinesis] final class PutRecordsSender(
   /** Queues a record and sends what is ready; blocks while the buffer is full. Rethrows a failure. */
   def offer(entry: PutEntry): Unit = {
     throwIfFailed()
+    bufferBytes = math.max(bufferBytes, 2 * settings.limits(entry.stream).maxRequestBytes)
     lanes(entry.stream).add(entry)
     waiting += 1
     handleCompleted()
@@ -119,7 +125,7 @@ private[sparkkinesis] final class PutRecordsSender(
     while (more && failure == null && inFlightCalls < settings.maxInFlightRequests) {
       val size = limiter.nextCallSize(inFlightRecords)
       more = size > 0 && lanes.pick(size, force).exists { i =>
-        val batch = lanes(i).take(size, limits.maxRequestBytes)
+        val batch = lanes(i).take(size, settings.limits(i).maxRequestBytes)
         if (batch.nonEmpty) start(i, batch)
         batch.nonEmpty
       }

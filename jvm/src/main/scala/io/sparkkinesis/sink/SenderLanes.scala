@@ -7,7 +7,10 @@ import io.sparkkinesis.compat.ScalaCompat._
  * A writer's waiting records, one lane ([[PendingEntries]]) per target stream, since one PutRecords call goes to
  * one stream. Lanes are served in turn so that no stream waits behind another. Used by the task's thread only.
  */
-private[sink] final class SenderLanes(perKeyOrdering: Boolean, maxRecordsPerRequest: Int, maxRequestBytes: Long) {
+private[sink] final class SenderLanes(
+    perKeyOrdering: Boolean,
+    maxRecordsPerRequest: Int,
+    maxRequestBytes: Int => Long) {
   private val lanes = mutable.ArrayBuffer.empty[PendingEntries]
   private var nextLane = 0
 
@@ -33,7 +36,7 @@ private[sink] final class SenderLanes(perKeyOrdering: Boolean, maxRecordsPerRequ
     (0 until n).iterator.map(k => (nextLane + k) % n).find { i =>
       val l = lanes(i)
       // A full call is ready, or (perKey, few keys) a full call's worth waits but cannot leave together.
-      l.readyCount > 0 && (force || l.readyCount >= size || l.readyBytes >= maxRequestBytes ||
+      l.readyCount > 0 && (force || l.readyCount >= size || l.readyBytes >= maxRequestBytes(i) ||
         l.waitingCount >= maxRecordsPerRequest)
     }.map { i => nextLane = (i + 1) % math.max(n, 1); i }
   }

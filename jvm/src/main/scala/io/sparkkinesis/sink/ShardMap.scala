@@ -2,7 +2,6 @@ package io.sparkkinesis.sink
 
 import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
-import java.util.concurrent.ConcurrentHashMap
 
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
@@ -33,7 +32,7 @@ private[sparkkinesis] object ShardMap {
 
   /** How long a listing serves the writers of this JVM before the stream is listed again. */
   val ExpiryMillis = 30000L
-  private val cache = new ConcurrentHashMap[(KinesisAsyncClient, StreamRef), (ShardMap, Long)]()
+  private val cache = new StreamCache[ShardMap](ExpiryMillis)
 
   /**
    * The stream's shard map for the writers of this executor: listed at most once per `ExpiryMillis` per client
@@ -43,14 +42,8 @@ private[sparkkinesis] object ShardMap {
       client: KinesisAsyncClient,
       stream: StreamRef,
       policy: RetryPolicy = RetryPolicy.Default,
-      nowMillis: Long = System.currentTimeMillis()): ShardMap = {
-    // Expired maps leave, so the cache holds on to no client that the client cache has since let go.
-    cache.entrySet().removeIf(e => nowMillis - e.getValue._2 >= ExpiryMillis)
-    cache.compute((client, stream),
-      (_, cached) =>
-        if (cached != null && nowMillis - cached._2 < ExpiryMillis) cached
-        else (load(client, stream, policy), nowMillis))._1
-  }
+      nowMillis: Long = System.currentTimeMillis()): ShardMap =
+    cache.get(client, stream, nowMillis)(load(client, stream, policy))
 
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
     if (explicitHashKey != null) BigInt(explicitHashKey)

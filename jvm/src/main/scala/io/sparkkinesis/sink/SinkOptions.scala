@@ -4,14 +4,39 @@ import io.sparkkinesis.aws.{AwsConnection, Backoff, RetryPolicy, StreamRef}
 import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 
-/** Service limits a writer keeps to, configurable for streams with larger record limits. */
+/** The service limits a writer keeps to when it writes to one stream. */
 private[sparkkinesis] final case class PutLimits(maxRecordsPerRequest: Int, maxRequestBytes: Long, maxRecordBytes: Long)
+
+/**
+ * The sink's size options: each one set, or left to the limits of the stream written to. A stream takes records
+ * up to its maximum record size (1 MiB unless raised, up to 10 MiB; [[StreamRecordLimit]]), and PutRecords calls of
+ * up to 5 MiB, or 10 MiB once its records may be larger than 1 MiB.
+ */
+private[sparkkinesis] final case class SinkLimits(
+    maxRecordsPerRequest: Int,
+    maxRequestBytes: Option[Long],
+    maxRecordBytes: Option[Long]) {
+
+  /** The limits of writes to a stream whose records may be `streamRecordBytes` (asked only when needed). */
+  def forStream(streamRecordBytes: => Long): PutLimits = {
+    val record = maxRecordBytes.getOrElse(streamRecordBytes)
+    val request = maxRequestBytes.getOrElse(
+      if (record > SinkLimits.DefaultRecordBytes) SinkLimits.LargeRequestBytes else SinkLimits.DefaultRequestBytes)
+    PutLimits(maxRecordsPerRequest, request, math.min(record, request))
+  }
+}
+
+private[sparkkinesis] object SinkLimits {
+  val DefaultRecordBytes: Long = 1024L * 1024
+  val DefaultRequestBytes: Long = 5L * 1024 * 1024
+  val LargeRequestBytes: Long = 10L * 1024 * 1024
+}
 
 /** The sink's options, validated and typed on the driver when the write is defined. */
 private[sparkkinesis] final case class SinkOptions(
     stream: Option[StreamRef],
     connection: AwsConnection,
-    limits: PutLimits,
+    limits: SinkLimits,
     retry: RetryPolicy,
     maxInFlightRequests: Int,
     perKeyOrdering: Boolean,
@@ -45,18 +70,18 @@ private[sparkkinesis] object SinkOptions {
       case None if hasStreamColumn => None
       case None => throw KinesisErrors.missingOption(O.StreamName.name, "orders")
     }
-    val limits = PutLimits(opts.getOrDefault(O.MaxRecordsPerRequest), opts.getOrDefault(O.MaxRequestSize),
-      opts.getOrDefault(O.MaxRecordSize))
-    if (limits.maxRecordBytes > limits.maxRequestBytes)
+    val limits = SinkLimits(opts.getOrDefault(O.MaxRecordsPerRequest), opts.get(O.MaxRequestSize),
+      opts.get(O.MaxRecordSize))
+    for (record <- limits.maxRecordBytes; request <- limits.maxRequestBytes if record > request)
       throw KinesisErrors.conflictingOptions(
-        s"Option 'maxRecordSize' (${limits.maxRecordBytes}) is larger than 'maxRequestSize' (${limits.maxRequestBytes}); " +
-          "a record must fit in one request.")
+        s"Option 'maxRecordSize' ($record) is larger than 'maxRequestSize' ($request); a record must fit in one request.")
     val aggregation = opts.getOrDefault(O.Aggregation) match {
       case "kpl" =>
+        // Unset, the stream's record limit bounds the aggregates when the writer learns it (KplRecordPacker).
         val max = opts.getOrDefault(O.AggregationMaxSize)
-        if (max > limits.maxRecordBytes)
+        for (record <- limits.maxRecordBytes if max > record)
           throw KinesisErrors.conflictingOptions(s"Option 'aggregationMaxSize' ($max) is larger than " +
-            s"'maxRecordSize' (${limits.maxRecordBytes}); an aggregated record is one Kinesis record.")
+            s"'maxRecordSize' ($record); an aggregated record is one Kinesis record.")
         Some(max)
       case _ =>
         if (opts.contains(O.AggregationMaxSize))

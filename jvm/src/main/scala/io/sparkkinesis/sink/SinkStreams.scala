@@ -32,7 +32,9 @@ private[sink] final class SinkStreams(default: Option[StreamRef], region: String
               throw KinesisErrors.invalidSinkRow(position, s"has an invalid streamName: ${e.getMessage}",
                 "Fix the value.")
           }
-        ref.arnRegion.filter(_ != region).foreach(r => throw KinesisErrors.streamInOtherRegion(ref.toString, r, region))
+        ref.arnRegion.filter(_ != region).foreach { r =>
+          throw KinesisErrors.streamInOtherRegion(position, ref.toString, r, region)
+        }
         val i = refs.indexWhere(_ == ref) match {
           case -1 => register(ref)
           case known => known

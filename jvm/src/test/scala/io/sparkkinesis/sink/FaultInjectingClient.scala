@@ -10,8 +10,8 @@ import scala.util.Random
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 import software.amazon.awssdk.services.kinesis.model._
 
-/** One PutRecords call as the fake saw it. */
-final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int)
+/** One PutRecords call as the fake saw it; `largest`: its largest entry's bytes (partition key included). */
+final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int, largest: Long = 0L)
 
 /**
  * A Kinesis client for sink tests: PutRecords goes through a fault layer, everything else to `delegate`
@@ -25,7 +25,8 @@ final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int)
  *  - `callFailure`: a whole-call error for the n-th call (0-based), e.g. a throttled or denied call;
  *  - `listShardsFailure`: the same for the n-th ListShards call (the KPL shard map's).
  * Every call is recorded (entries, bytes counting partition keys, injected failures), and so is each
- * entry's data, how often it was sent and how often it was failed.
+ * entry's data, how often it was sent and how often it was failed. DescribeStreamSummary says the stream's maximum
+ * record size is `maxRecordSizeKiB` when set (the local servers never say it, and refuse records over 1 MiB).
  */
 final class FaultInjectingClient(
     delegate: Option[KinesisAsyncClient],
@@ -55,6 +56,25 @@ final class FaultInjectingClient(
   override def close(): Unit = ()
 
   private val listShardsCount = new AtomicInteger
+  private val describeCount = new AtomicInteger
+
+  /** The stream's maximum record size that DescribeStreamSummary reports; unset, `delegate` answers (or none). */
+  @volatile var maxRecordSizeKiB: Option[Int] = None
+
+  /** DescribeStreamSummary calls made. */
+  def describeStreamSummaryCalls: Int = describeCount.get()
+
+  override def describeStreamSummary(
+      request: DescribeStreamSummaryRequest): CompletableFuture[DescribeStreamSummaryResponse] = {
+    describeCount.incrementAndGet()
+    (maxRecordSizeKiB, delegate) match {
+      case (Some(kib), _) =>
+        CompletableFuture.completedFuture(DescribeStreamSummaryResponse.builder().streamDescriptionSummary(
+            StreamDescriptionSummary.builder().streamName(request.streamName()).maxRecordSizeInKiB(kib).build()).build())
+      case (None, Some(client)) => client.describeStreamSummary(request)
+      case (None, None) => CompletableFuture.failedFuture(new UnsupportedOperationException("DescribeStreamSummary"))
+    }
+  }
 
   /** ListShards calls made, failed ones included. */
   def listShardsCalls: Int = listShardsCount.get()
@@ -74,17 +94,19 @@ final class FaultInjectingClient(
   override def putRecords(request: PutRecordsRequest): CompletableFuture[PutRecordsResponse] = {
     val n = callCount.getAndIncrement()
     val entries = request.records().asScala.toIndexedSeq
-    val bytes = entries.map(e =>
-      e.partitionKey().getBytes(StandardCharsets.UTF_8).length.toLong + e.data().asByteArrayUnsafe().length).sum
+    val sizes = entries.map(e =>
+      e.partitionKey().getBytes(StandardCharsets.UTF_8).length.toLong + e.data().asByteArrayUnsafe().length)
+    val bytes = sizes.sum
+    val largest = if (sizes.isEmpty) 0L else sizes.max
     entries.foreach(e => count(sent, e))
     callFailure(n) match {
       case Some(error) =>
-        calls.add(RecordedCall(entries.size, bytes, entries.size))
+        calls.add(RecordedCall(entries.size, bytes, entries.size, largest))
         CompletableFuture.failedFuture(error)
       case None =>
         val failing = random.synchronized(entries.map(e => failEntry(e) || random.nextDouble() < entryFailureRate))
         entries.zip(failing).foreach { case (e, f) => if (f) count(failed, e) }
-        calls.add(RecordedCall(entries.size, bytes, failing.count(identity)))
+        calls.add(RecordedCall(entries.size, bytes, failing.count(identity), largest))
         val forwarded = entries.zip(failing).collect { case (e, false) => e }
         val concurrent = inFlight.incrementAndGet()
         maxInFlightSeen.accumulateAndGet(concurrent, math.max)
