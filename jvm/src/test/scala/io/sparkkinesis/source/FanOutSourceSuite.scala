@@ -132,7 +132,9 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
         await(query, "every record after the split")(sink.data.size >= 1200)
       } finally query.stop()
     }
-    assert(layer.endsSignalled.get() >= 1, "the parent's end was signalled")
+    // The parent ends by the subscription's end event (the layer's) or by the driver's listing, which reads a closed
+    // shard to its end with GetRecords (issue 25), whichever comes first: which one depends on timing, so only what
+    // both must give is checked here. FanOutShardFetcherSuite checks the end event's path on its own.
     assert(sink.data.sorted == records(0, 1200).map(_._2).sorted, "every record once")
     // Per key, the records in the order the batches delivered them carry increasing per-key numbers.
     val byKey = sink.rows.asScala.toSeq.groupBy(_._3)
