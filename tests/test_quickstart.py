@@ -98,8 +98,10 @@ def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
     _run([sys.executable, "-m", "venv", str(venv)])
     python = str(venv / "bin" / "python")
     env = _clean_env(venv)
-    # PySpark first, the version this test runs under, so pip takes it from its cache; then the README's line.
-    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", _running_pyspark()], env=env)
+    # PySpark first, the version this test runs under, so pip takes it from its cache (without compiling its
+    # thousands of modules to bytecode: CPU the test does not need); then the README's line, as a user runs it.
+    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+          _running_pyspark()], env=env)
     _run(["bash", "-c", pip_lines[0]], cwd=ROOT, env=env)
     where = _run([python, "-c", "import spark_kinesis; print(spark_kinesis.__file__)"], cwd=tmp_path, env=env)
     assert where.stdout.strip().startswith(str(venv)), where.stdout

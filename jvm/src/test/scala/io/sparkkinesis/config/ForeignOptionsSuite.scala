@@ -130,9 +130,10 @@ class ForeignOptionsSuite extends AnyFunSuite {
 
   test("a name of the other format is refused with the format that takes it") {
     val awslabs = fails(Map("kinesis.streamName" -> "s"))()
-    assert(awslabs.startsWith("[KINESIS_UNKNOWN_OPTION] Unknown option 'kinesis.streamName' for the Kinesis source or " +
-      "sink under format(\"kinesis\"). It is the awslabs connector's name, taken under format(\"aws-kinesis\"): use " +
-      "that format, or this connector's name for it (docs/migrating.md)."), awslabs)
+    assert(
+      awslabs.startsWith("[KINESIS_UNKNOWN_OPTION] Unknown option 'kinesis.streamName' for the Kinesis source or " +
+        "sink under format(\"kinesis\"). It is the awslabs connector's name, taken under format(\"aws-kinesis\"): use " +
+        "that format, or this connector's name for it (docs/migrating.md)."), awslabs)
     assert(fails(Map("awsAccessKey" -> "a"), dialect = Dialect.AwsKinesis)().contains("format(\"kinesis\")"))
     assert(fails(Map("kinesis.sink.maxConnections" -> "1"), Scope.Source, Dialect.AwsKinesis)()
         .startsWith("[KINESIS_OPTION_NOT_APPLICABLE] Option 'kinesis.sink.maxConnections' applies to the Kinesis sink"))
