@@ -61,10 +61,12 @@ help:
 	@echo "make jar | wheel | servers | test-scala | test-python | test-compat | fmt | typecheck | docs | publish-local | clean"
 	@echo "make doc-jars | notice | release-check | reproducible-check   (releasing: docs/releasing.md)"
 
+# The virtual environments are installed without compiling every module to bytecode (PySpark alone has thousands):
+# Python compiles what a process imports, once, into the environment, and the set-up spends its CPU elsewhere.
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r python/requirements-dev.txt
+	$(PY) -m pip install --quiet --no-compile -r python/requirements-dev.txt
 	touch $@
 
 actionlint: $(ACTIONLINT)
@@ -143,20 +145,24 @@ SPARK35_CONNECT := 3.5.7
 compat-venvs: $(foreach v,$(COMPAT_PYSPARK),$(VENV)-pyspark-$(v)/.installed)
 $(VENV)-pyspark-%/.installed: python/requirements-compat.txt
 	$(PYTHON) -m venv $(VENV)-pyspark-$*
-	$(VENV)-pyspark-$*/bin/python -m pip install --quiet -r python/requirements-compat.txt pyspark==$*
+	$(VENV)-pyspark-$*/bin/python -m pip install --quiet --no-compile -r python/requirements-compat.txt pyspark==$*
 	case "$*" in 3.5.*) mvn -q -B dependency:copy -Dartifact="org.apache.spark:spark-connect_2.12:$(SPARK35_CONNECT):jar" \
 	  -DoutputDirectory="$$($(VENV)-pyspark-$*/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars";; \
 	esac
 	touch $@
 
-test-compat: $(WHEEL) servers compat-venvs $(if $(JAVA_TOOL_OPTIONS),$(foreach v,$(COMPAT_PYSPARK),$(CDS_DIR)/pyspark-$(v).jsa))
+# (Only the lines that run the heavy tests get a class archive: on the others it would cost more than it saves.)
+test-compat: $(WHEEL) servers compat-venvs \
+    $(if $(JAVA_TOOL_OPTIONS),$(foreach v,$(filter-out $(SHARED_JAR_PYSPARK),$(COMPAT_PYSPARK)),$(CDS_DIR)/pyspark-$(v).jsa))
 	@echo "== [$$(date +%T)] compatibility tests: start"
 	set -e; for v in $(COMPAT_PYSPARK); do \
 	  mark="compat"; \
 	  if [ -z "$(FULL)" ] && [[ " $(SHARED_JAR_PYSPARK) " == *" $$v "* ]]; then mark="compat and not heavy"; fi; \
 	  echo "== compatibility tests on PySpark $$v: -m '$$mark'"; \
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
-	  $(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS) $(call CDS_OPTIONS,pyspark-$$v)") \
+	  archive=""; if [ -n "$(JAVA_TOOL_OPTIONS)" ] && [ -f $(CDS_DIR)/pyspark-$$v.jsa ]; then \
+	    archive=" $(call CDS_OPTIONS,pyspark-$$v)"; fi; \
+	  $(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS)$$archive") \
 	    $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS) \
 	    --junitxml=target/test-reports/pytest-$$v.xml; \
 	done
