@@ -22,13 +22,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import pytest
 
 from conftest import connector_options
-from harness import standalone_cluster, streams
+from harness import jvm_threads, standalone_cluster, streams
 from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf
 from harness.streaming import (  # noqa: F401 (drivers is a fixture)
     DRIVERS_DIR, STREAMING_DRIVER, Writer, assert_exactly_once_from_replays, drivers, expect_ids, order_violations,
@@ -67,17 +68,21 @@ SPECULATION_CONF = {
 }
 
 
-def run_logged(command: List[str], env: Dict[str, str], log_path: Path, timeout: float, cwd: Path) -> int:
-    """Runs ``command`` in its own session with output to ``log_path``; SIGKILLs its group after ``timeout`` s."""
+def run_logged(command: List[str], env: Dict[str, str], log_path: Path, timeout: float, cwd: Path,
+               diagnose: Callable[[int], str] = lambda pgid: "") -> int:
+    """Runs ``command`` in its own session with output to ``log_path``; SIGKILLs its group after ``timeout`` s,
+    failing with the log's tail and what ``diagnose(pgid)`` says (taken before the kill)."""
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                                 cwd=str(cwd), start_new_session=True)
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            diagnosis = diagnose(proc.pid)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
-            raise AssertionError(f"{command[0]} did not end within {timeout:.0f} s:\n{text_tail(log_path, 6000)}")
+            raise AssertionError(f"{command[0]} did not end within {timeout:.0f} s:\n"
+                                 f"{text_tail(log_path, 6000)}\n\n{diagnosis}")
 
 
 def connector_jar() -> str:
@@ -103,10 +108,25 @@ def submit(app: Path, config: dict, spark_cluster, events: Path, tmp_path: Path,
     env = dict(spark_cluster.app_env(), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     env.pop("PYSPARK_SUBMIT_ARGS", None)
 
+    def diagnose(pgid: int) -> str:
+        # The driver's JVM and the executors of the cluster's application(s) still running, before the kill.
+        pids = jvm_threads.java_pids_in_group(pgid) + jvm_threads.java_pids_with_arg("--app-id")
+        return (f"threads (full dumps in {tmp_path}):\n{jvm_threads.summary(pids, save_dir=tmp_path)}\n\n"
+                f"cluster:\n{spark_cluster.logs(15)}\n\nexecutors:\n{executor_logs(spark_cluster, 30)}")
+
     log_path = tmp_path / "spark-submit.log"
-    code = run_logged(command, env, log_path, APP_TIMEOUT, tmp_path)
+    code = run_logged(command, env, log_path, APP_TIMEOUT, tmp_path, diagnose)
     assert code == 0, (f"spark-submit exited with {code}:\n{text_tail(log_path, 6000)}\n\n"
                        f"cluster:\n{spark_cluster.logs(15)}")
+
+
+def executor_logs(spark_cluster, lines: int) -> str:
+    """The last ``lines`` lines of each executor's stderr on the cluster, INFO lines left out."""
+    parts = []
+    for path in sorted(spark_cluster.workdir.glob("worker-*/app-*/*/stderr")):
+        kept = [line for line in path.read_text(errors="replace").splitlines() if " INFO " not in line]
+        parts.append(f"--- {path.relative_to(spark_cluster.workdir)}:\n" + "\n".join(kept[-lines:]))
+    return "\n".join(parts)
 
 
 def hosts_of(tasks: List[TaskRun]) -> List[str]:
@@ -167,7 +187,8 @@ def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_
               "records": 600, "split": "shardId-000000000000", "later": records[600:], "batches": 3,
               "batchSeconds": 5,
               "checkpoint": str(tmp_path / "checkpoint"), "result": str(tmp_path / "result.json"),
-              "timeout": APP_TIMEOUT - 60}
+              # the app gives up in time to stop the query and say why before the test kills it
+              "deadline": time.time() + APP_TIMEOUT - 60}
     submit(REALTIME_APP, config, spark_cluster, events, tmp_path, connector_jar())
 
     result = json.loads((tmp_path / "result.json").read_text())

@@ -8,7 +8,7 @@ splits shard ``split`` of ``stream`` in half while the query runs and puts the `
 pairs). It stops once ``batches`` batches have completed (each later batch started from the end offset the driver
 merged from the executors' tasks) and ``output`` holds every record (counted with boto3), writes ``result`` (JSON:
 application id, completed batch ids, records seen) and exits 0; it exits 1 when the query failed or that did not
-happen in ``timeout`` seconds.
+happen by ``deadline`` (seconds since the epoch). Every ``STATUS_EVERY_S`` it prints where it stands to stderr.
 
 Usage::
 
@@ -16,7 +16,7 @@ Usage::
         tests/drivers/realtime_cluster_app.py CONFIG
 
 CONFIG is a JSON file: ``stream``, ``output``, ``options`` (connector options for both directions), ``endpoint``,
-``cborEnabled``, ``records``, ``split``, ``later``, ``batches``, ``batchSeconds``, ``checkpoint``, ``result``, ``timeout``.
+``cborEnabled``, ``records``, ``split``, ``later``, ``batches``, ``batchSeconds``, ``checkpoint``, ``result``, ``deadline``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for h
 
 from harness import streams  # noqa: E402
 from harness.local_spark import run_script  # noqa: E402
+
+STATUS_EVERY_S = 15.0
 
 
 class _Server:
@@ -62,7 +64,9 @@ def main(config_path: str) -> int:
              .trigger(realTime=f"{int(config['batchSeconds'])} seconds").start())
     code, seen = 1, 0
     expected, split = int(config["records"]), False
-    deadline = time.monotonic() + float(config["timeout"])
+    started = time.monotonic()
+    deadline = started + float(config["deadline"]) - time.time()
+    next_status = started
     try:
         while time.monotonic() < deadline:
             if query.exception() is not None:
@@ -76,10 +80,16 @@ def main(config_path: str) -> int:
             if split and len(query.recentProgress) >= int(config["batches"]) and seen >= expected:
                 code = 0
                 break
+            if time.monotonic() >= next_status:
+                print(f"realtime_cluster_app: {time.monotonic() - started:.0f} s: output holds {seen} of {expected}, "
+                      f"split {split}, {len(query.recentProgress)} batches completed, "
+                      f"status {query.status}", file=sys.stderr)
+                next_status += STATUS_EVERY_S
             time.sleep(0.5)
         else:
             print("realtime_cluster_app: timed out", file=sys.stderr)
     finally:
+        print("realtime_cluster_app: stopping the query", file=sys.stderr)
         query.stop()
     result = {"applicationId": spark.sparkContext.applicationId,
               "batches": [p["batchId"] for p in query.recentProgress], "seen": seen}

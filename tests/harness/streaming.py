@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 
 import pytest
 
-from . import checkpoint, streams
+from . import checkpoint, jvm_threads, streams
 from .waiting import text_tail, wait_for
 
 __all__ = [
@@ -316,19 +316,9 @@ class Driver:
         """What jstack says about Java-level deadlocks in the driver's JVM ("" when none or no jstack)."""
         if self.pgid is None:
             return ""
-        try:
-            pids = subprocess.run(["pgrep", "-g", str(self.pgid), "java"], capture_output=True, text=True,
-                                  timeout=10).stdout.split()
-            found = []
-            for pid in pids:
-                dump = subprocess.run(["jstack", pid], capture_output=True, text=True, timeout=30).stdout
-                if "Found one Java-level deadlock" in dump:
-                    section = dump[dump.index("Found one Java-level deadlock"):]
-                    found.append("\n".join(line for line in section.splitlines()
-                                           if not line.strip().startswith(("at java.", "at scala.")))[:6000])
-            return "\n".join(found)
-        except (OSError, subprocess.SubprocessError):
-            return ""
+        found = (jvm_threads.deadlock(jvm_threads.thread_dump(pid))
+                 for pid in jvm_threads.java_pids_in_group(self.pgid))
+        return "\n".join(f for f in found if f)
 
     def report(self) -> str:
         """For a failure message: its log tail, and a JVM deadlock if jstack finds one."""
