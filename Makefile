@@ -175,12 +175,12 @@ typecheck: venv
 # `make test`, in three steps, each timestamped:
 #  1. set-up: the default virtual environment, the local servers, actionlint and sbt's dependencies, side by side
 #     (mostly waiting on the network);
-#  2. build: the type check, then one sbt start for the format check (it fails the run on Scala code that `make fmt`
-#     would change) and every artifact's assembly with its -sources and -javadoc jars, while the compat virtual
-#     environments download;
+#  2. build: one sbt start for the format check (it fails the run on Scala code that `make fmt` would change) and
+#     every artifact's assembly with its -sources and -javadoc jars, while the Python type check runs and the compat
+#     virtual environments download;
 #  3. three lanes side by side, each printing its output when it ends (GNU make's --output-sync): the Scala suites
-#     (`test-scala`: every suite on Spark 4; on Spark 3.5 the unit suites and the cross suites of
-#     project/Versions.scala; the artifacts' forked JVMs side by side, project/TestGroups.scala), the Python suites
+#     (`test-scala`: every suite on Spark 4; on Spark 3.5 the cross suites of project/Versions.scala, and the
+#     unit suites on Scala 2.12; the artifacts' forked JVMs side by side, project/TestGroups.scala), the Python suites
 #     through the installed wheel on the default PySpark (`test-python`, PYTEST_WORKERS processes; the release checks,
 #     tests/test_release.py, among them) and the compatibility tests on the other PySpark lines (`test-compat`, the
 #     heavy ones only on 3.5, whose jar is its own). Most tests wait on the local servers, so on 2 cores the lanes
@@ -198,7 +198,7 @@ define TEST_RUN
 	@echo "== [$$(date +%T)] set-up: virtual environment, local servers, actionlint, sbt and its dependencies"
 	$(MAKE) --no-print-directory -j4 venv servers actionlint sbt-deps
 	@echo "== [$$(date +%T)] build: type check, format check, assemblies, sources and Scaladoc jars, test classes; compat venvs"
-	$(MAKE) --no-print-directory -j4 build compat-venvs
+	$(MAKE) --no-print-directory -j4 build typecheck compat-venvs
 	@echo "== [$$(date +%T)] Scala suites, Python suites and compatibility tests side by side (output as each ends)"
 	$(if $(2),JAVA_TOOL_OPTIONS="$(2)") $(MAKE) --no-print-directory -j3 -k --output-sync=target test-scala test-python test-compat $(1)
 	@echo "== [$$(date +%T)] make $@: done"
@@ -216,7 +216,6 @@ $(CDS_DIR)/pyspark-%.jsa: $(VENV)-pyspark-%/.installed tests/harness/class_archi
 
 # sbt leaves a jar it finds up to date as it was: its new time tells the lanes that follow that nothing needs building.
 build: venv sbt-deps
-	$(MAKE) --no-print-directory typecheck
 	$(SBT) $(SBT_BUILD_STEPS)
 	touch $(JARS) $(DOC_JARS)
 

@@ -141,15 +141,16 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   },
   Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDFT"),
-  // An artifact with `crossSuites` runs the unit suites and those (SPARK_KINESIS_ALL_SUITES=1, `make test-full`: every
-  // suite). A suite is an integration suite when its source says `@Integration` (docs/testing.md).
+  // An artifact with `crossSuites` runs those and, unless `unitSuites` is false, the unit suites
+  // (SPARK_KINESIS_ALL_SUITES=1, `make test-full`: every suite). A suite is an integration suite when its source says
+  // `@Integration` (docs/testing.md).
   Test / testOptions ++= (b.crossSuites match {
     case Some(cross) if !sys.env.contains("SPARK_KINESIS_ALL_SUITES") =>
       val integration = ((sourceDirectory.value / "test") ** "*Suite.scala").get
         .filter(f => IO.read(f).contains("\n@Integration")).map(_.base).toSet
       Seq(Tests.Filter(name => {
         val simple = name.substring(name.lastIndexOf('.') + 1)
-        !integration.contains(simple) || cross.contains(simple)
+        cross.contains(simple) || (b.unitSuites && !integration.contains(simple))
       }))
     case _ => Nil
   }),

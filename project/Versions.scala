@@ -20,6 +20,8 @@ object Versions {
  *                    that `make test` runs for this artifact besides every unit suite: those that reach the code of its
  *                    version folders and read and write through its Spark. None: every suite. `make test-full`
  *                    (SPARK_KINESIS_ALL_SUITES=1) runs every suite on every artifact.
+ * @param unitSuites  whether `make test` runs the unit suites (untagged) for this artifact too: not where another
+ *                    artifact already runs them on the same code (`make test-full` always does)
  * @param newerFolders folders of code for newer Spark minor versions of the line (`jvm/src/main/<folder>/scala`),
  *                    compiled against `spark` and loaded only where the running Spark has what they need:
  *                    `spark-4.1+` holds real-time mode, which Spark 4.0 lacks
@@ -32,6 +34,7 @@ final case class SparkBuild(
     fromPySpark: Boolean,
     supports: Seq[String],
     crossSuites: Option[Seq[String]] = None,
+    unitSuites: Boolean = true,
     newerFolders: Seq[String] = Nil) {
   def scalaBinary: String = scala.split('.').take(2).mkString(".")
   def artifact: String = s"spark-kinesis-${line}_$scalaBinary"
@@ -53,9 +56,13 @@ object SparkBuilds {
   /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
   val spark35Scala212 =
     SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"), crossSuites = spark35CrossSuites)
-  /** Spark 3.5 built for Scala 2.13 (Spark's own 2.13 distribution, Databricks' 2.13 runtimes). */
-  val spark35Scala213 =
-    SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"), crossSuites = spark35CrossSuites)
+  /**
+   * Spark 3.5 built for Scala 2.13 (Spark's own 2.13 distribution, Databricks' 2.13 runtimes). Its code is the Spark 4
+   * artifact's Scala 2.13 folder with the 3.5 artifact's version folder, each of them tested there: `make test` runs
+   * its jar through its Spark (PackagedJarSuite) and no other suite; `make test-full` runs them all.
+   */
+  val spark35Scala213 = SparkBuild("3.5", "3.5.9", "2.13.8", 11, fromPySpark = false, Seq("3.5"),
+    crossSuites = Some(Seq("PackagedJarSuite")), unitSuites = false)
 
   val all: Seq[SparkBuild] = Seq(spark4, spark35Scala212, spark35Scala213)
 }
