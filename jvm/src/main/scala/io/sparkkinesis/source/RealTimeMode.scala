@@ -29,6 +29,16 @@ private[sparkkinesis] object RealTimeMode {
         .newInstance(options, checkpointLocation).asInstanceOf[MicroBatchStream]
 
   /**
+   * How many shards each task of a real-time batch reads: `shardsPerTask`, raised so that the batch has no more tasks
+   * than Spark has task slots. A real-time task holds its slot for the whole batch, and Spark hands a task that gets
+   * a slot only after the batch's end no record (it ends it at once): with more tasks than slots, the shards of the
+   * tasks left over would never be read, batch after batch. A split adds a shard, so a query sized to its slots
+   * would stall on a resharded stream.
+   */
+  def shardsPerTask(shards: Int, configured: Int, slots: Int): Int =
+    math.max(configured, (shards + math.max(slots, 1) - 1) / math.max(slots, 1))
+
+  /**
    * Refuses the options a real-time batch cannot honour: it has no planned end, so no per-trigger budget applies
    * (as Spark's Kafka source refuses its rate limits in this mode).
    */

@@ -33,4 +33,17 @@ class ShardGroupingSuite extends AnyFunSuite {
     assert(ShardGrouping.group(shards.reverse, 3, (_: String) => None, load) ==
       ShardGrouping.group(shards, 3, (_: String) => None, load))
   }
+
+  test("a real-time batch has no more tasks than Spark has task slots: shards per task raised to fit, never lowered") {
+    def tasks(shards: Int, configured: Int, slots: Int) = {
+      val perTask = RealTimeMode.shardsPerTask(shards, configured, slots)
+      ShardGrouping.group((1 to shards).map(i => f"s$i%02d"), perTask, (_: String) => None, (_: String) => 0L)
+    }
+    assert(tasks(2, 1, 2).size == 2) // one per shard while the slots allow
+    assert(tasks(3, 1, 2).size == 2) // a split of one of two shards: still two tasks on two slots
+    assert(tasks(5, 1, 2).map(_.size).sorted == Seq(2, 3))
+    assert(tasks(8, 4, 4).size == 2) // shardsPerTask=4 already fits
+    assert(tasks(2000, 1, 16).size == 16)
+    assert(tasks(7, 1, 1).size == 1 && tasks(7, 1, 0).size == 1) // no slot known: one task reads all
+  }
 }

@@ -1,5 +1,6 @@
 package io.sparkkinesis.source
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
@@ -35,6 +36,18 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   /** Whether a shard ended in the last batch, so the next one lists the shards to find its children. */
   @volatile private var shardEnded = false
 
+  /** The shards per task last warned about, so that a steady query warns once. */
+  @volatile private var warnedPerTask: Option[Int] = None
+
+  /**
+   * Spark's task slots now: its default parallelism (the executors' cores, or `spark.default.parallelism` when set,
+   * or N of `local[N]`) over the CPUs a task takes; no limit when no session is at hand.
+   */
+  private def taskSlots: Int =
+    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).map(_.sparkContext).fold(Int.MaxValue) { sc =>
+      math.max(1, sc.defaultParallelism / math.max(1, sc.getConf.getInt("spark.task.cpus", 1)))
+    }
+
   override def prepareForRealTimeMode(): Unit = {
     RealTimeMode.checkOptions(options)
     realTime = true
@@ -50,7 +63,14 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     plan.filter(_._1 == begin).getOrElse {
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
-      val groups = ShardGrouping.group[ShardKey](readable, options.shardsPerTask, _ => None, _ => 0L)
+      val perTask = RealTimeMode.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
+      if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {
+        warnedPerTask = Some(perTask)
+        logWarning(s"Real-time mode: ${readable.size} shards to read with $taskSlots task slots; each task reads " +
+          s"$perTask shards instead of ${options.shardsPerTask} (shardsPerTask), since a task without a slot for " +
+          "the whole batch reads nothing. Give the query one slot per shard for one task per shard.")
+      }
+      val groups = ShardGrouping.group[ShardKey](readable, perTask, _ => None, _ => 0L)
       val settings = readSettings
       // With nothing to read (every shard ended, the children not listed yet), one task waits out the batch, so an
       // empty batch does not follow another at once.

@@ -162,6 +162,22 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     assertReadInOrder(Collected.rows(sink), total, 3)
   }
 
+  test("more shards than task slots: the shards share the slots' tasks and every shard is read in every batch") {
+    // local[2] has two task slots. A real-time task that gets its slot only when another ends (after the batch's
+    // time) is ended by Spark before it reads: five one-shard tasks would leave three shards unread for good.
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-slots", 5)
+    val sink = s"slots-${System.nanoTime()}"
+    put(server, stream, records(0, 200))
+    val query = start(server, stream, sink, Files.createTempDirectory("rtm-slots").toString)
+    try {
+      await(query, s"the 200 records (read ${shardCounts(sink)})")(Collected.rows(sink).size >= 200)
+      put(server, stream, records(200, 300))
+      await(query, s"300 records (read ${shardCounts(sink)})")(Collected.rows(sink).size >= 300)
+    } finally query.stop()
+    assertReadInOrder(Collected.rows(sink), 300, 5)
+  }
+
   private def mergeFirstTwo(server: LocalKinesisServer, stream: String): Unit = {
     val ids = shards(server, stream).map(_.shardId()).sorted
     merge(server, stream, ids(0), ids(1))
