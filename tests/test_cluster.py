@@ -174,7 +174,9 @@ def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_
         spark_cluster, kinesalite_server, stream_name, tmp_path):
     """Real-time mode on the cluster: a task per shard on each executor JVM, offsets merged on the driver from
     both; a split while it runs (the executor's task lists the shards and goes on into the children); three
-    completed batches, and the output stream holds every record once, in key order."""
+    completed batches, and the output stream holds every record once, in key order. After the split the stream has
+    three shards for the two executors' two task slots: each batch still has two tasks (a task that got its slot
+    after the batch's time would read nothing, and its shard would wait forever)."""
     kinesis = streams.client(kinesalite_server)
     output = f"{stream_name}-out"
     streams.create_stream(kinesis, stream_name, 2)
@@ -201,6 +203,8 @@ def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_
     assert all(seqs == sorted(seqs) for seqs in by_key.values()), "a key's records left out of order"
     tasks = EventLog.single_in(events).streaming_tasks()
     assert hosts_of(tasks) == HOSTS, f"the real-time tasks ran on {hosts_of(tasks)} only"
+    per_stage = collections.Counter(t.stage for t in tasks if t.attempt == 0)
+    assert max(per_stage.values()) <= len(HOSTS), f"more real-time tasks than the cluster's slots: {per_stage}"
     # The task that read the parent to its end listed the shards on its executor and went on into the children.
     executor_logs = "".join(p.read_text(errors="replace")
                             for p in spark_cluster.workdir.glob(f"worker-*/{result['applicationId']}/*/stderr"))
