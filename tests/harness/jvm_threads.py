@@ -18,10 +18,10 @@ from typing import Iterable, List, Optional
 
 __all__ = ["java_pids_in_group", "java_pids_with_arg", "thread_dump", "summary", "deadlock"]
 
-# Frames kept per thread, and threads worth showing: what runs connector code (not its shaded libraries' threads)
-# or drives the query.
+# Frames kept per thread, and threads worth showing besides those that run connector code (not its shaded libraries'
+# threads): those that drive the query.
 TOP_FRAMES = 14
-INTERESTING = ("io.sparkkinesis", "stream execution thread", '"main"', "Executor task launch worker")
+QUERY_THREADS = ("stream execution thread", '"main"', "Executor task launch worker")
 SUMMARY_CHARS = 12_000
 
 
@@ -64,8 +64,8 @@ def _interesting_threads(dump: str) -> List[str]:
         lines = block.strip().splitlines()
         if not lines or not lines[0].startswith('"'):
             continue
-        ours = any(".sparkkinesis." in line and ".shaded." not in line for line in lines if "at io." in line)
-        if ours or any(key in block for key in INTERESTING[1:]):
+        ours = any(line.strip().startswith("at io.sparkkinesis.") and ".shaded." not in line for line in lines)
+        if ours or any(key in block for key in QUERY_THREADS):
             kept.append("\n".join(lines[:TOP_FRAMES + 2]))
     return kept
 
@@ -80,8 +80,7 @@ def summary(pids: Iterable[str], save_dir: Optional[Path] = None) -> str:
             continue
         if save_dir is not None:
             (save_dir / f"threads-{pid}.txt").write_text(dump)
-        title = dump.splitlines()[0] if dump else ""
-        parts.append(f"--- JVM {pid} ({title.strip()}):")
+        parts.append(f"--- JVM {pid} ({dump.splitlines()[0].strip()}):")
         found = deadlock(dump)
         if found:
             parts.append(f"Java-level deadlock:\n{found}")

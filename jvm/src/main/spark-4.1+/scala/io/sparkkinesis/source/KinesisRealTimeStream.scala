@@ -63,10 +63,11 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     plan.filter(_._1 == begin).getOrElse {
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
-      val perTask = RealTimeMode.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
+      val slots = taskSlots
+      val perTask = RealTimeMode.shardsPerTask(readable.size, options.shardsPerTask, slots)
       if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {
         warnedPerTask = Some(perTask)
-        logWarning(s"Real-time mode: ${readable.size} shards to read with $taskSlots task slots; each task reads " +
+        logWarning(s"Real-time mode: ${readable.size} shards to read with $slots task slots; each task reads " +
           s"$perTask shards instead of ${options.shardsPerTask} (shardsPerTask), since a task without a slot for " +
           "the whole batch reads nothing. Give the query one slot per shard for one task per shard.")
       }
