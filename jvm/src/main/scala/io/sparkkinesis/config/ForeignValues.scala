@@ -36,11 +36,14 @@ private[sparkkinesis] object ForeignValues {
       val format = node.flatMap(n => Option(n.get("format"))).filter(_.isTextual).map(_.asText())
       val instant = time.flatMap(t => format.fold(OptionKind.Timestamp.parse(t))(f => withPattern(t, f)))
       instant match {
-        case Some(at) => Seq(KinesisOptions.InitialPosition -> "at_timestamp",
-            KinesisOptions.InitialTimestamp -> at.toEpochMilli.toString)
+        case Some(at) => atTimestamp(at)
         case None => throw KinesisErrors.invalidOptionValue(name, value, expected)
       }
     }
+
+  /** A start at `at`, in this connector's options. */
+  private def atTimestamp(at: Instant): Seq[(OptionSpec[_], String)] =
+    Seq(KinesisOptions.InitialPosition -> "at_timestamp", KinesisOptions.InitialTimestamp -> at.toEpochMilli.toString)
 
   /** A time in a Java date pattern: SimpleDateFormat's reading first (it takes "PDT" for "ZZZ"), then java.time's. */
   private[config] def withPattern(text: String, pattern: String): Option[Instant] = {
@@ -69,8 +72,7 @@ private[sparkkinesis] object ForeignValues {
     if (upper.startsWith("AT_TIMESTAMP")) {
       val time = text.drop("AT_TIMESTAMP".length).trim
       OptionKind.Timestamp.parse(time) match {
-        case Some(at) => Seq(KinesisOptions.InitialPosition -> "at_timestamp",
-            KinesisOptions.InitialTimestamp -> at.toEpochMilli.toString)
+        case Some(at) => atTimestamp(at)
         case None => throw KinesisErrors.invalidOptionValue(name, value,
             "AT_TIMESTAMP followed by an ISO-8601 time such as AT_TIMESTAMP 2023-08-30T19:00:05Z")
       }
