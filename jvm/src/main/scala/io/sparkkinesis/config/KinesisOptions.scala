@@ -72,7 +72,8 @@ private[sparkkinesis] object KinesisOptions {
       "per shard shared by all consumers: below 200ms the service throttles and the reader backs off, so lower " +
       "values are for a local server (real-time mode reads at this period too).", "Source")
   val ShardsPerTask: OptionSpec[Int] = OptionSpec("shardsPerTask", Integer(1, 10000), Some(1), Scope.Source, V0_1,
-    "How many shards one Spark task reads.", "Source")
+    "How many shards one Spark task reads at least: a batch or prefetch round with more shards than Spark has task " +
+      "slots gives each task as many as it takes to have about one task per slot.", "Source")
   val IdleFetchPeriod: OptionSpec[Duration] = OptionSpec("idleFetchPeriod",
     TimeSpan(Duration.ofMillis(200), Duration.ofMinutes(4)), Some(Duration.ofSeconds(1)), Scope.Source, V0_1,
     "Time between GetRecords calls on a shard whose last call found nothing new at the tip: what an idle " +

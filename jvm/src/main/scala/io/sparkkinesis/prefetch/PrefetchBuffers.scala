@@ -20,22 +20,45 @@ private[sparkkinesis] object PrefetchBuffers {
       key: ShardKey,
       stream: StreamRef,
       conn: AwsConnection,
-      fetch: FetchSettings): ShardBuffer = {
-    evictIdle()
+      fetch: FetchSettings): ShardBuffer =
     buffers.computeIfAbsent((sourceId, key), _ => new ShardBuffer(key, stream, conn, fetch))
+
+  /**
+   * The executor's buffers at a glance: the bytes they hold, and how many need room (they hold records, or their
+   * shard is behind its tip). Counted over every buffer at most every `UsageMillis`: a round over thousands of
+   * shards asks for it for each of them, and counting each time would make a round cost the square of the shards.
+   */
+  final case class Usage(bytes: Long, needingRoom: Int, atMillis: Long)
+
+  val UsageMillis = 100L
+  @volatile private var lastUsage = Usage(0L, 0, 0L)
+
+  def usage: Usage = {
+    val now = System.currentTimeMillis()
+    val last = lastUsage
+    if (now - last.atMillis < UsageMillis) last
+    else {
+      var bytes = 0L
+      var needing = 0
+      buffers.values().forEach { b => bytes += b.bytes; if (b.needsRoom) needing += 1 }
+      val fresh = Usage(bytes, needing, now)
+      lastUsage = fresh
+      fresh
+    }
   }
 
-  /** Bytes held by every buffer of this executor (bounded by `fetchBufferSize`). */
-  def totalBytes: Long = buffers.values().asScala.map(_.bytes).sum
+  /** Bytes held by every buffer of this executor (bounded by `fetchBufferSize`), as of [[usage]]. */
+  def totalBytes: Long = usage.bytes
 
   /**
    * What one buffer may hold of the executor's `limit` (`fetchBufferSize`): an equal share among the buffers that
-   * need room (they hold records, or their shard is behind its tip; `buffer` counts whatever its state). Shards
-   * caught up at their tip with nothing buffered need none. With every buffer within its share, the executor's
-   * buffers stay within the limit (plus the last page each read), and no shard is starved by others' read-ahead.
+   * need room (they hold records, or their shard is behind its tip; `buffer` counts whatever its state), as of
+   * [[usage]]. Shards caught up at their tip with nothing buffered need none. With every buffer within its share, the
+   * executor's buffers stay within the limit (plus the last page each read, and what the count's tenth of a second
+   * of age lets through), and no shard is starved by others' read-ahead.
    */
   def share(buffer: ShardBuffer, limit: Long): Long =
-    limit / math.max(1, buffers.values().asScala.count(b => (b eq buffer) || b.needsRoom))
+    limit / math.max(1, usage.needingRoom + (if (buffer.needsRoom) 0 else 1))
 
   def dropSource(sourceId: String): Unit = dropSources(Seq(sourceId))
 
@@ -50,7 +73,8 @@ private[sparkkinesis] object PrefetchBuffers {
   /** Whether this executor holds buffers of the query. */
   def holds(sourceId: String): Boolean = buffers.keySet().asScala.exists(_._1 == sourceId)
 
-  private def evictIdle(): Unit = {
+  /** Drops (and closes) the buffers no query has used for 10 minutes; once per prefetch task. */
+  def evictIdle(): Unit = {
     val now = System.currentTimeMillis()
     buffers.entrySet().removeIf { e =>
       val drop = now - e.getValue.lastUsed > IdleMillis

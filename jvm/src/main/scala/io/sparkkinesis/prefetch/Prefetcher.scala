@@ -5,7 +5,8 @@ import io.sparkkinesis.compat.SparkShim
 /**
  * Executor side of a prefetch round. For each shard of the task: align its buffer with where the query stands,
  * read more when the buffer is short of the budget and of its share of `fetchBufferSize`, and the shard is due (a full page means more is waiting, so
- * it keeps reading for up to `maxFetchTaskMillis`), then cut the next batch's end within the budget.
+ * it keeps reading for up to `maxFetchTaskMillis`), then cut the next batch's end within the budget. The task's
+ * shards are read side by side ([[FetchThreads]]).
  */
 private[sparkkinesis] object Prefetcher {
   private val MaxFetchTaskMillis = 1000L
@@ -17,9 +18,11 @@ private[sparkkinesis] object Prefetcher {
    */
   def run(spec: FetchTaskSpec, readAhead: Boolean = true): Seq[ShardReport] = {
     PrefetchBuffers.dropSources(spec.retired)
+    PrefetchBuffers.evictIdle()
     val location = SparkShim.executorLocation()
     val started = System.currentTimeMillis()
-    spec.shards.map { req =>
+    // The task's shards side by side: each one's calls wait on the network, not on the CPU.
+    FetchThreads.map(spec.shards) { req =>
       val buffer = PrefetchBuffers.getOrCreate(spec.sourceId, req.key, req.stream, spec.connection, spec.fetch)
       // No lock across the round: a fill releases the buffer between its calls (see ShardBuffer.fill), and the
       // cut says nothing beyond `req.from` should another task have moved the buffer meanwhile.

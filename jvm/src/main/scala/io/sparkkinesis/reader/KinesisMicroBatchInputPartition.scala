@@ -12,15 +12,23 @@ import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
  * `firstSequence`: the range's first record when `from` is not tied to one (see
  * [[io.sparkkinesis.fetching.RangeReader]]).
  */
-private[sparkkinesis] final case class KinesisMicroBatchInputPartition(
-    sourceId: String,
+private[sparkkinesis] final case class ShardRange(
     key: ShardKey,
     stream: StreamRef,
     from: ShardPosition,
     to: Option[RecordPosition],
+    firstSequence: Option[String] = None)
+
+/**
+ * One task of a micro-batch: the ranges of one or more shards whose buffers live on the same executor (`location`),
+ * read one after the other, each in order. Grouping keeps a batch's tasks within Spark's slots (see
+ * `source/TaskSlots`): a task per shard would cost the scheduler more than reading a few records does.
+ */
+private[sparkkinesis] final case class KinesisMicroBatchInputPartition(
+    sourceId: String,
+    ranges: Seq[ShardRange],
     connection: AwsConnection,
     fetch: FetchSettings,
-    location: Option[String],
-    firstSequence: Option[String] = None) extends InputPartition {
+    location: Option[String]) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }

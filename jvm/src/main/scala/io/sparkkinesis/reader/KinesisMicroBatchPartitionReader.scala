@@ -8,34 +8,46 @@ import io.sparkkinesis.fetching.{BufferedRecord, RangeReader}
 import io.sparkkinesis.prefetch.PrefetchBuffers
 
 /**
- * Executor side of one micro-batch partition: the planned range comes from this executor's prefetch buffer when it
- * holds it, otherwise it is read again from Kinesis by sequence number ([[RangeReader]]). Either way the rows are
- * exactly the records in the range, so retries, speculative copies and second actions see the same data.
+ * Executor side of one micro-batch partition, its shards' ranges one after the other: each comes from this
+ * executor's prefetch buffer when it holds it, otherwise it is read again from Kinesis by sequence number
+ * ([[RangeReader]]). Either way the rows are exactly the records in the ranges, so retries, speculative copies and
+ * second actions see the same data.
  */
 private[sparkkinesis] final class KinesisMicroBatchPartitionReader(
     p: KinesisMicroBatchInputPartition,
     dataLoss: Option[LongAccumulator] = None)
   extends PartitionReader[InternalRow] {
-  private val converter = new RecordConverter(p.stream.name, p.key.shardId)
-  private var rangeReader: Option[RangeReader] = None
-  private val records: Iterator[BufferedRecord] =
-    p.to.flatMap(to => PrefetchBuffers.get(p.sourceId, p.key).flatMap(_.slice(p.from, to))) match {
-      case Some(buffered) => buffered.iterator
-      case None =>
-        val reader = new RangeReader(p.connection, p.stream, p.key, p.from, p.to, p.fetch, p.firstSequence)()
-        rangeReader = Some(reader)
-        reader.iterator
-    }
+  private val ranges = p.ranges.iterator
+  private var rangeReaders = List.empty[RangeReader]
+  private var converter: RecordConverter = _
+  private var records: Iterator[BufferedRecord] = Iterator.empty
   private var current: InternalRow = _
 
-  override def next(): Boolean =
+  /** Opens the next range: from the buffer if it holds the whole range, else from Kinesis. */
+  private def open(r: ShardRange): Unit = {
+    converter = new RecordConverter(r.stream.name, r.key.shardId)
+    records = r.to.flatMap(to => PrefetchBuffers.get(p.sourceId, r.key).flatMap(_.slice(r.from, to))) match {
+      case Some(buffered) => buffered.iterator
+      case None =>
+        val reader = new RangeReader(p.connection, r.stream, r.key, r.from, r.to, p.fetch, r.firstSequence)()
+        rangeReaders = reader :: rangeReaders
+        reader.iterator
+    }
+  }
+
+  override def next(): Boolean = {
+    while (!records.hasNext && ranges.hasNext) open(ranges.next())
     if (records.hasNext) {
       current = converter.toRow(records.next())
       true
     } else false
+  }
 
   override def get(): InternalRow = current
 
   override def close(): Unit =
-    for (reader <- rangeReader; counter <- dataLoss if reader.dataLoss > 0) counter.add(reader.dataLoss)
+    for (counter <- dataLoss) {
+      val lost = rangeReaders.map(_.dataLoss).sum
+      if (lost > 0) counter.add(lost)
+    }
 }

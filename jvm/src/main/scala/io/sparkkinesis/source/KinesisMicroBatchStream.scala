@@ -15,7 +15,7 @@ import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.offsets.AwslabsOffsetJson
 import io.sparkkinesis.prefetch.{PrefetchJob, ShardReport, SparkPrefetchJob}
-import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory}
+import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory, ShardRange}
 import io.sparkkinesis.compat.ScalaCompat._
 
 /**
@@ -37,7 +37,10 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
-  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed, () => readSettings)
+  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed, () => readSettings, () => slots())
+
+  /** Spark's task slots, which bound the tasks of a round and of a batch (overridden by tests). */
+  protected def slots(): Int = TaskSlots.current
   private val metrics = new SourceMetrics
   private val quietWatch = new QuietWatch(options, quietAfterMillis)
 
@@ -257,10 +260,16 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     }
     metrics.record(fresh)
     val now = System.currentTimeMillis()
-    fresh.filter(r => r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp).foreach(r => quietWatch.news(r.key, now))
+    fresh.foreach { r =>
+      quietWatch.heard(r.key, now, found = r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp,
+        settled = r.caughtUp && r.bufferedRecords == 0 && !r.shardEnded)
+    }
     val next = planner.absorb(from, fresh)
     if (next.shards == from.shards) from
-    else next.pinningFirsts(from, k => fresh.find(_.key == k).flatMap(_.first).map(_.sequenceNumber))
+    else {
+      val firsts = fresh.flatMap(r => r.first.map(f => r.key -> f.sequenceNumber)).toMap
+      next.pinningFirsts(from, firsts.get)
+    }
   }
 
   /** The row limit of a trigger; the largest row count stands for none (see [[getDefaultReadLimit]]). */
@@ -283,10 +292,15 @@ private[sparkkinesis] class KinesisMicroBatchStream(
         case _ => None
       }
     }
-    ranges.map { case (k, fromPos, last) =>
+    val planned = ranges.map { case (k, fromPos, last) =>
       val first = if (ShardPosition.startsUntied(fromPos)) e.firsts.get(k) else None
-      KinesisMicroBatchInputPartition(sourceId, k, options.streamsByName(k.stream), fromPos, last, options.connection,
-        options.fetch, planner.location(k), first): InputPartition
+      k -> ShardRange(k, options.streamsByName(k.stream), fromPos, last, first)
+    }.toMap
+    // Shards whose buffers share an executor share tasks, no more tasks than Spark has slots (TaskSlots).
+    val perTask = TaskSlots.shardsPerTask(planned.size, options.shardsPerTask, slots())
+    ShardGrouping.group(planned.keys.toSeq, perTask, planner.location, planner.load).map { keys =>
+      KinesisMicroBatchInputPartition(sourceId, keys.map(planned), options.connection, options.fetch,
+        planner.location(keys.head)): InputPartition
     }.toArray
   }
 

@@ -13,7 +13,8 @@ private[sparkkinesis] final class PrefetchPlanner(
     sourceId: String,
     options: SourceOptions,
     isClosed: ShardKey => Boolean = _ => false,
-    fetch: () => io.sparkkinesis.fetching.FetchSettings = null) {
+    fetch: () => io.sparkkinesis.fetching.FetchSettings = null,
+    slots: () => Int = () => Int.MaxValue) {
   // How executors read: the options' settings, with the query's fan-out consumers once the stream has them.
   private def readSettings = if (fetch == null) options.fetch else fetch()
   private var reports = Map.empty[ShardKey, ShardReport]
@@ -28,6 +29,9 @@ private[sparkkinesis] final class PrefetchPlanner(
 
   /** Every executor that holds buffers of this query, as far as the latest reports say. */
   def locations: Seq[String] = reports.values.map(_.location).toSeq.distinct.sorted
+
+  /** What the shard's last cut covered, in bytes (0 before any report): how busy it is, to spread busy shards. */
+  def load(key: ShardKey): Long = reports.get(key).map(_.bytes).getOrElse(0L)
 
   /** The executor that reported the shard last, where its buffer lives. */
   def location(key: ShardKey): Option[String] = reports.get(key).map(_.location)
@@ -142,14 +146,17 @@ private[sparkkinesis] final class PrefetchPlanner(
     r.bufferedBytes + (if (r.caughtUp || r.shardEnded) 0L else perRecord * options.fetch.maxRecordsPerCall)
   }
 
-  /** One task per group of shards (`shardsPerTask`), placed where their buffers live. */
+  /**
+   * One task per group of shards (`shardsPerTask`, raised so that a round has about as many tasks as Spark has
+   * slots: [[TaskSlots]]), placed where their buffers live.
+   */
   private def tasks(from: KinesisSourceOffset, budgets: Seq[(ShardKey, (Long, Long))]): Seq[FetchTaskSpec] = {
     val requests = budgets.map { case (k, (records, bytes)) =>
       ShardFetchRequest(k, options.streamsByName(k.stream), from.shards(k), records, bytes, isClosed(k))
     }
     val byKey = requests.map(r => r.key -> r).toMap
-    val groups = ShardGrouping.group(requests.map(_.key), options.shardsPerTask, location,
-      (k: ShardKey) => reports.get(k).map(_.bytes).getOrElse(0L))
+    val perTask = TaskSlots.shardsPerTask(requests.size, options.shardsPerTask, slots())
+    val groups = ShardGrouping.group(requests.map(_.key), perTask, location, load)
     groups.map { keys =>
       FetchTaskSpec(sourceId, keys.map(byKey), options.connection, readSettings, cutoff.map(_.millis),
         location(keys.head))

@@ -20,7 +20,8 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * executors would have polled it (`idleFetchPeriod`), from where the query stands. Rounds then visit only the
  * shards that are not quiet, so a quiet query runs no Spark job at all, and a query with a few busy shards among
  * many quiet ones runs rounds of the busy ones only. A quiet shard with news (a record, its end, or an error for
- * the executors to meet and report) wakes up: the next round reads it, and it stays in the rounds until it is quiet
+ * the executors to meet and report) wakes up: the next round reads it. If that round leaves it caught up, the
+ * shard trickles and goes back to the watch at once; if not (a backlog), it stays in the rounds until it is quiet
  * again. The records the driver sees are not kept: the round reads them.
  *
  * The calls run on the watch's own threads, each shard on its own schedule, so a shard's news is taken up by the
@@ -51,14 +52,27 @@ private[sparkkinesis] final class QuietWatch(
   /** Shards the driver watches now (the `quietShards` metric). */
   def watching: Int = watches.size
 
-  /** A round found records in the shard (or it is not caught up): it is not quiet, and no longer watched. */
-  def news(key: ShardKey, nowMillis: Long): Unit = {
-    lastNews = lastNews.updated(key, nowMillis)
-    Option(watches.remove(key)).foreach { w =>
-      w.cancelled = true
-      logDebug(s"Records again in $key: prefetch rounds read it")
+  /**
+   * What a round found in the shard: `found`, records (or it is not caught up); `settled`, it is caught up at its tip
+   * with nothing buffered beyond the cut. Records are news (the shard is not quiet, and no longer watched), except
+   * in the first round after the watch woke the shard when that round leaves it settled: a shard that trickles (a
+   * record now and then) goes back to the watch at once, so each of its records costs one round, not a round every
+   * `idleFetchPeriod` for `quietAfterMillis` after it.
+   */
+  def heard(key: ShardKey, nowMillis: Long, found: Boolean, settled: Boolean): Unit = {
+    val trickled = backFromWatch.contains(key) && settled
+    backFromWatch -= key
+    if (found && !trickled) {
+      lastNews = lastNews.updated(key, nowMillis)
+      Option(watches.remove(key)).foreach { w =>
+        w.cancelled = true
+        logDebug(s"Records again in $key: prefetch rounds read it")
+      }
     }
   }
+
+  // Shards the watch woke whose first round since has not reported yet (stream thread only).
+  private var backFromWatch = Set.empty[ShardKey]
 
   /**
    * Whether no round has found records in the shard for `quietAfterMillis`, counted from the first time it was
@@ -100,6 +114,7 @@ private[sparkkinesis] final class QuietWatch(
   def woken(): Seq[ShardKey] = {
     val found = watches.values().asScala.filter(_.woke).toSeq
     found.foreach(w => watches.remove(w.key, w))
+    backFromWatch ++= found.map(_.key)
     found.map(_.key).sortBy(k => (k.stream, k.shardId))
   }
 
@@ -161,8 +176,12 @@ private[sparkkinesis] final class QuietWatch(
 
 private[sparkkinesis] object QuietWatch {
 
-  /** How long a shard goes without records before the driver takes over looking for them. */
-  val QuietAfterMillis = 30000L
+  /**
+   * How long a shard goes without records before the driver takes over looking for them: a few `idleFetchPeriod`s,
+   * so a shard whose records come in bursts with short gaps stays in the rounds (no handover, and a new iterator on
+   * the driver, at every gap).
+   */
+  val QuietAfterMillis = 5000L
 
   /** Driver threads that make the calls (they wait on the network, not the CPU). */
   val Threads = 8

@@ -35,8 +35,7 @@ private[sparkkinesis] object RealTimeMode {
    * tasks left over would never be read, batch after batch. A split adds a shard, so a query sized to its slots
    * would stall on a resharded stream.
    */
-  def shardsPerTask(shards: Int, configured: Int, slots: Int): Int =
-    math.max(configured, (shards + math.max(slots, 1) - 1) / math.max(slots, 1))
+  def shardsPerTask(shards: Int, configured: Int, slots: Int): Int = TaskSlots.shardsPerTask(shards, configured, slots)
 
   /**
    * Refuses the options a real-time batch cannot honour: it has no planned end, so no per-trigger budget applies

@@ -165,6 +165,44 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     assert(messages.contains("new checkpoint location"), messages)
   }
 
+  test("a batch of many shards has no more tasks than Spark has slots, each reading its shards' ranges in order") {
+    val stream = freshStream(server, "source-grouped", 6)
+    put(server, stream, (0 until 300).map(i => s"k${i % 37}" -> s"r$i"))
+    val written = readAll(server, stream)
+    spark.sparkContext
+    val dir = Files.createTempDirectory("kinesis-source").resolve("sources").resolve("0")
+    val source = new KinesisMicroBatchStream(
+      SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString)
+    try {
+      source.prepareForTriggerAvailableNow()
+      val start = source.initialOffset()
+      var end = start
+      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+      while (end.asInstanceOf[KinesisSourceOffset].shards.values.count(_.isInstanceOf[ShardPosition.After]) < 6) {
+        assert(System.nanoTime() < deadline, s"not every shard planned within 60 s: $end")
+        end = source.latestOffset(start, source.getDefaultReadLimit)
+      }
+      val partitions = source.planInputPartitions(start, end)
+      // local[2]: two slots, so two tasks for the six shards' ranges.
+      assert(partitions.length == 2, partitions.toSeq)
+      val factory = source.createReaderFactory()
+      val read = partitions.toSeq.flatMap { p =>
+        val reader = factory.createReader(p)
+        try
+          Iterator.continually(reader).takeWhile(_.next()).map(r => (r.get().getString(2), r.get().getString(4))).toSeq
+        finally reader.close()
+      }
+      // Every record of the batch once, and within each shard in the order the stream holds them.
+      val planned = end.asInstanceOf[KinesisSourceOffset].shards.collect { case (k, ShardPosition.After(p)) =>
+        k.shardId -> p.sequenceNumber
+      }
+      val expected = written.filter(r => BigInt(r.sequenceNumber) <= BigInt(planned(r.shardId)))
+      assert(read.size == expected.size && expected.size >= 6)
+      for ((shard, records) <- expected.groupBy(_.shardId))
+        assert(read.filter(_._1 == shard).map(_._2) == records.map(_.sequenceNumber), s"shard $shard")
+    } finally source.stop()
+  }
+
   test("the initial offset is read from the checkpoint once per run, not on every trigger before the first batch") {
     val stream = freshStream(server, "source-initial", 2)
     spark.sparkContext // the source takes the active session's Hadoop configuration
@@ -182,7 +220,7 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     } finally source.stop()
   }
 
-  test("a quiet query runs no prefetch job: the driver looks at the shards itself, and a new record wakes the rounds") {
+  test("a quiet query runs no prefetch job: the driver looks at the shards itself, and a new record costs one round") {
     val stream = freshStream(server, "source-quiet", 3)
     put(server, stream, records(0, 30))
     spark.sparkContext
@@ -237,13 +275,15 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       val key = offset.shards.keys.find(_.shardId == late.shardId).get
       assert(offset.shards(key) == ShardPosition.After(RecordPosition(late.sequenceNumber, 0, lastInAggregate = true)))
       assert(offset.shards.filter(_._1 != key) == quietOffset.shards.filter(_._1 != key))
-      // The other shards stay quiet: the shard with the record is the only one the rounds visit, the first round
-      // after the quiet spell and the ones after it, while the driver goes on looking at the other two.
+      // The other shards stay quiet: the shard with the record is the only one a round visits, while the driver
+      // goes on looking at the other two. That round left it caught up: a trickle, so it goes back to the driver at
+      // once, and its record cost one round, not a round every idleFetchPeriod until it is quiet again.
       assert(metric("quietShards") == 2)
       val calls = metric("driverGetRecordsCalls")
-      until("the driver has looked at the other shards twice more")(metric("driverGetRecordsCalls") >= calls + 4)
+      until("the driver has looked at every shard twice more")(metric("driverGetRecordsCalls") >= calls + 6)
+      assert(metric("quietShards") == 3)
       val rounds = visited.asScala.toSeq.drop(quietJobs)
-      assert(rounds.nonEmpty && rounds.forall(_ == Seq(key)), s"rounds after the quiet spell: $rounds")
+      assert(rounds == Seq(Seq(key)), s"rounds after the quiet spell: $rounds")
     } finally source.stop()
   }
 }

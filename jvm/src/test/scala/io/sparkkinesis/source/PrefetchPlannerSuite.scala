@@ -72,6 +72,27 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(planner.location(key(9)).isEmpty)
   }
 
+  test("a round over many shards has about as many tasks as Spark has slots, each on one executor's buffers") {
+    val from = offset((0 until 1000).map(i => key(i) -> notStarted): _*)
+    val due = (0 until 1000).map(key)
+    // Not reported yet: 1,000 shards on 2 slots make 2 tasks of 500, whatever shardsPerTask says below that.
+    val fresh = new PrefetchPlanner("q", options("shardsPerTask" -> "1"), slots = () => 2)
+    val first = fresh.plan(from, due, None, None)
+    assert(first.map(_.shards.size) == Seq(500, 500))
+    assert(first.flatMap(_.shards.map(_.key)).sorted == due)
+    // Reported by three executors and run on 6 slots: at most one task more per executor than the slots, no task
+    // mixing executors, and a shardsPerTask above what the slots need is kept.
+    val placed = new PrefetchPlanner("q", options("shardsPerTask" -> "1"), slots = () => 6)
+    placed.absorb(from,
+      due.map(k => report(k, notStarted, location = s"executor_h_${k.shardId.takeRight(3).toInt % 3}")))
+    val tasks = placed.plan(from, due, None, None)
+    assert(tasks.size <= 6 + 3, tasks.map(_.shards.size))
+    assert(tasks.forall(t => t.shards.map(r => placed.location(r.key)).distinct == Seq(t.location)))
+    assert(tasks.flatMap(_.shards.map(_.key)).sorted == due)
+    val big = new PrefetchPlanner("q", options("shardsPerTask" -> "400"), slots = () => 6)
+    assert(big.plan(from, due, None, None).map(_.shards.size) == Seq(400, 400, 200))
+  }
+
   test("a shard is due when never read, when its next call is due, or when it has more than the planned end") {
     val planner = new PrefetchPlanner("q", options())
     val start = offset(key(0) -> after(5), key(1) -> after(5), key(2) -> after(5), key(3) -> after(5))
