@@ -52,7 +52,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-efo bench-realtime bench-sink soak clean publish-local
+.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -275,6 +275,14 @@ bench-source: install-wheel servers bench-venv
 # An idle query on 100 shards for 10 minutes, then the first record after quiet spells (about 17 minutes).
 bench-idle: install-wheel servers bench-venv
 	$(PY) bench/source/idle.py --plot
+
+# A trickle: one record every 10 s on 200 shards for 4 minutes (Spark jobs, JVM CPU and each record's latency).
+bench-trickle: install-wheel servers bench-venv
+	$(PY) bench/source/idle.py --shards 200 --idle-minutes 4 --trickle-seconds 10 --samples 0 --name bench-trickle
+
+# Draining 200 and 1,000 shards: the connector against a one-thread boto3 loop (about 15 minutes).
+bench-many-shards: install-wheel servers bench-venv
+	$(PY) bench/source/many_shards.py --plot $(MANY_SHARDS_ARGS)
 
 bench-sink: install-wheel servers bench-venv
 	$(PY) bench/sink/run.py

@@ -138,12 +138,15 @@ def main() -> None:
                         help="during the measured minutes, put one record every this many seconds (0: none)")
     parser.add_argument("--name", default="bench-idle", help="results go to build/<name>.json")
     parser.add_argument("--jar", help="this connector jar instead of the installed one (an older build, to compare)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session (e.g. spark.driver.extraJavaOptions for a profiler)")
     parser.add_argument("--plot", action="store_true", help="write docs/img/source-idle.png")
     parser.add_argument("--trace", action="store_true",
                         help="with each sample, the Spark jobs from the acknowledgement to foreachBatch")
     args = parser.parse_args()
-    spark = spark_session("idle-bench", {"spark.ui.retainedJobs": "100000", "spark.ui.showConsoleProgress": "false"},
-                          jars=args.jar)
+    conf = {"spark.ui.retainedJobs": "100000", "spark.ui.showConsoleProgress": "false"}
+    conf.update(dict(c.split("=", 1) for c in args.conf))
+    spark = spark_session("idle-bench", conf, jars=args.jar)
     results: dict = {"shards": args.shards, "trickleSeconds": args.trickle_seconds, "minutes": [], "firstRecord": []}
     arrived: dict = {}
 
