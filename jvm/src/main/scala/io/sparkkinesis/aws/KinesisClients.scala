@@ -212,9 +212,10 @@ private[sparkkinesis] object KinesisClients {
 
   /**
    * The SDK takes its CBOR switch from the system property `aws.cborEnabled` when a client is built, so the
-   * property is set for the duration of the build only (under a lock): each client keeps its own setting.
+   * property is set for the duration of the build only (under a lock): each client keeps its own setting. Tests
+   * that build a client of their own (with a credentials provider the options cannot name) go through it too.
    */
-  private def withCborSetting[T](enabled: Boolean)(build: => T): T = CborLock.synchronized {
+  private[sparkkinesis] def withCborSetting[T](enabled: Boolean)(build: => T): T = CborLock.synchronized {
     val property = "aws.cborEnabled"
     val previous = Option(System.getProperty(property))
     if (!enabled) System.setProperty(property, "false")

@@ -28,7 +28,10 @@ private[sparkkinesis] object KinesisDataWriter {
  *
  * With `maxRecordDelay` a [[SendTicker]] also sends what the writer holds at that period, so in a long-running
  * task (real-time mode) a record does not wait for a full call or the task's end. The writer's lock keeps the
- * ticker and the task apart; a tick that finds the task at work skips, the task sending anyway.
+ * ticker and the task apart; a tick that finds the task at work skips, the task sending anyway. A tick holds the
+ * lock only to take what is to leave, and makes the calls after letting it go, so a call that waits (credentials,
+ * a slow endpoint) never blocks the task. `commit`, `abort` and `close` stop the ticks first: after they return,
+ * no tick sends anything.
  */
 private[sparkkinesis] final class KinesisDataWriter(
     options: SinkOptions,
@@ -71,11 +74,18 @@ private[sparkkinesis] final class KinesisDataWriter(
   private val lock = new ReentrantLock()
   private val ticking = options.maxRecordDelayMillis.map(d => SendTicker.every(d)(() => tick()))
 
-  private def tick(): Unit =
-    if (lock.tryLock()) {
-      try sender.sendWaiting(packer.map(_.flush()).getOrElse(Nil))
-      finally lock.unlock()
-    }
+  /**
+   * On a tick's thread: under the lock only takes what is to leave (skipping when the task holds the lock), then
+   * makes the calls without it, since making a call may wait (credentials, a slow endpoint).
+   */
+  private def tick(): Unit = {
+    val calls =
+      if (lock.tryLock()) {
+        try sender.sendWaiting(packer.map(_.flush()).getOrElse(Nil))
+        finally lock.unlock()
+      } else Nil
+    calls.foreach(_.make())
+  }
 
   private def locked[T](body: => T): T = {
     lock.lock()
@@ -83,7 +93,8 @@ private[sparkkinesis] final class KinesisDataWriter(
     finally lock.unlock()
   }
 
-  private def stopTicking(): Unit = ticking.foreach(_.cancel(false))
+  /** No tick starts any more; one under way has made its calls when this returns. Call without the lock. */
+  private def stopTicking(): Unit = ticking.foreach(_.stop())
 
   override def write(row: InternalRow): Unit = locked(writeRow(row))
 

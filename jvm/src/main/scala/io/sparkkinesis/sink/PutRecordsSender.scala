@@ -25,8 +25,9 @@ private[sparkkinesis] final case class SenderSettings(
     retry: RetryPolicy)
 
 /**
- * Sends one writer's records with PutRecords through the async client. All decisions are taken on the task's
- * own thread (in [[offer]] and [[flush]]); the client's callbacks only hand responses back. Per call:
+ * Sends one writer's records with PutRecords through the async client. All decisions are taken under the writer's
+ * lock (in [[offer]] and [[flush]] on the task's thread, in [[sendWaiting]] on a tick's); the client's callbacks
+ * only hand responses back. Per call:
  *  - at most `maxRecordsPerRequest` records and the stream's `maxRequestBytes` bytes, all for one stream;
  *  - at most `maxInFlightRequests` calls, and at most the [[AimdLimiter]] window of records, in flight;
  *  - only the records that failed are retried, each after its own jittered exponential pause, until its
@@ -78,16 +79,22 @@ private[sparkkinesis] final class PutRecordsSender(
   }
 
   /**
-   * Queues `entries` and starts calls for whatever waits, full or not, as far as the limits allow, without waiting
-   * for anything: for a writer whose records must not wait for a full call (`maxRecordDelay`). A failure is kept
-   * for the task's next [[offer]] or [[flush]] to throw.
+   * Queues `entries` and takes calls for whatever waits, full or not, as far as the limits allow, without waiting
+   * for anything: for a writer whose records must not wait for a full call (`maxRecordDelay`). The calls count as
+   * in flight at once (the window, `maxInFlightRequests` and `ordering=perKey` see them), but leave only when the
+   * caller [[DeferredCall.make]]s them, after letting go of the writer's lock: making a call may wait (the SDK
+   * resolves credentials on the calling thread). A failure is kept for the task's next [[offer]] or [[flush]] to
+   * throw.
    */
-  def sendWaiting(entries: Seq[PutEntry] = Nil): Unit =
+  def sendWaiting(entries: Seq[PutEntry] = Nil): Seq[DeferredCall] = {
+    val deferred = mutable.ArrayBuffer.empty[DeferredCall]
     try {
       entries.foreach { e => lanes(e.stream).add(e); waiting += 1 }
       handleCompleted()
-      if (failure == null) send(force = true)
+      if (failure == null) send(force = true, Some(deferred))
     } catch { case NonFatal(e) => fail(e) }
+    deferred.toSeq
+  }
 
   /** Sends everything queued and waits until every record landed or the task must fail. */
   def flush(): Unit = {
@@ -118,7 +125,7 @@ private[sparkkinesis] final class PutRecordsSender(
    * Starts calls while the limits allow. Without `force` only full calls leave (the task is still producing
    * rows); with it, any ready record does (flushing, or the buffer is full).
    */
-  private def send(force: Boolean): Unit = {
+  private def send(force: Boolean, deferred: Option[mutable.ArrayBuffer[DeferredCall]] = None): Unit = {
     val now = System.nanoTime()
     lanes.promoteDue(now)
     var more = true
@@ -126,13 +133,14 @@ private[sparkkinesis] final class PutRecordsSender(
       val size = limiter.nextCallSize(inFlightRecords)
       more = size > 0 && lanes.pick(size, force).exists { i =>
         val batch = lanes(i).take(size, settings.limits(i).maxRequestBytes)
-        if (batch.nonEmpty) start(i, batch)
+        if (batch.nonEmpty) start(i, batch, deferred)
         batch.nonEmpty
       }
     }
   }
 
-  private def start(stream: Int, batch: Seq[PutEntry]): Unit = {
+  /** Starts a call, or with `deferred` adds it there, to be made later (the writer's lock let go). */
+  private def start(stream: Int, batch: Seq[PutEntry], deferred: Option[mutable.ArrayBuffer[DeferredCall]]): Unit = {
     val ref = streams(stream)
     val request = PutRecordsRequest.builder().records(batch.map { e =>
       val b = PutRecordsRequestEntry.builder().partitionKey(e.partitionKey).data(SdkBytes.fromByteArrayUnsafe(e.data))
@@ -144,9 +152,15 @@ private[sparkkinesis] final class PutRecordsSender(
     inFlightCalls += 1
     inFlightRecords += batch.size
     counters.putRecordsCalls += 1
-    val future =
-      try client.putRecords(request.build())
-      catch { case e: RuntimeException => CompletableFuture.failedFuture[PutRecordsResponse](e) }
+    val future = deferred match {
+      case Some(calls) =>
+        val call = new DeferredCall(client, request.build())
+        calls += call
+        call.result
+      case None =>
+        try client.putRecords(request.build())
+        catch { case e: RuntimeException => CompletableFuture.failedFuture[PutRecordsResponse](e) }
+    }
     inFlight += future
     future.whenComplete { (response: PutRecordsResponse, error: Throwable) =>
       completed.add(Completion(stream, batch, future, response, error))
@@ -237,6 +251,26 @@ private[sparkkinesis] final class PutRecordsSender(
 
   /** The AIMD window, for tests and logs. */
   private[sink] def window: Int = limiter.window
+}
+
+/**
+ * A PutRecords call the sender took (its records count as in flight) that leaves when [[make]] is called, on a
+ * thread that holds no writer's lock. [[result]] completes with the call's outcome; cancelling it (the writer was
+ * aborted) before [[make]] keeps the call from leaving, and after it cancels the call.
+ */
+private[sink] final class DeferredCall(client: KinesisAsyncClient, request: PutRecordsRequest) {
+  val result = new CompletableFuture[PutRecordsResponse]()
+
+  def make(): Unit =
+    if (!result.isDone) {
+      val call =
+        try client.putRecords(request)
+        catch { case NonFatal(e) => CompletableFuture.failedFuture[PutRecordsResponse](e) }
+      call.whenComplete { (response: PutRecordsResponse, error: Throwable) =>
+        if (error != null) result.completeExceptionally(error) else result.complete(response)
+      }
+      result.whenComplete((_: PutRecordsResponse, _: Throwable) => if (result.isCancelled) call.cancel(true))
+    }
 }
 
 private[sparkkinesis] object PutRecordsSender {
