@@ -13,7 +13,10 @@ import org.apache.spark.sql.connector.read.streaming.Offset
 private[sparkkinesis] final case class KinesisSourceOffset(
     shards: Map[ShardKey, ShardPosition],
     firsts: Map[ShardKey, String] = Map.empty) extends Offset {
-  override def json(): String = OffsetJson.write(this)
+  // Written once: Spark compares offsets by their JSON, on every trigger, and a quiet query's trigger comes every
+  // 10 ms with the same offset (with thousands of shards, writing it each time was most of a quiet query's CPU).
+  private lazy val written = OffsetJson.write(this)
+  override def json(): String = written
 
   /**
    * This offset, the end of a range that starts at `from`, with the first record of each shard's range that began

@@ -8,9 +8,15 @@ import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.ShardKey
 
-/** The executor's prefetch buffers, one per (running query, shard). Buffers unused for 10 minutes are dropped. */
+/**
+ * The executor's prefetch buffers, one per (running query, shard). A buffer no task has used for two minutes is
+ * dropped and its fetcher closed (a fan-out subscription with it), by a sweep every 10 s whether or not tasks still
+ * run here: a shard that moved to another executor, or a query that ended without its executors hearing of it,
+ * holds nothing for longer.
+ */
 private[sparkkinesis] object PrefetchBuffers {
-  private val IdleMillis = 10 * 60 * 1000L
+  val IdleMillis: Long = 2 * 60 * 1000L
+  val SweepMillis = 10000L
   private val buffers = new ConcurrentHashMap[(String, ShardKey), ShardBuffer]()
 
   def get(sourceId: String, key: ShardKey): Option[ShardBuffer] = Option(buffers.get((sourceId, key)))
@@ -20,8 +26,20 @@ private[sparkkinesis] object PrefetchBuffers {
       key: ShardKey,
       stream: StreamRef,
       conn: AwsConnection,
-      fetch: FetchSettings): ShardBuffer =
+      fetch: FetchSettings): ShardBuffer = {
+    sweeper
     buffers.computeIfAbsent((sourceId, key), _ => new ShardBuffer(key, stream, conn, fetch))
+  }
+
+  private lazy val sweeper: java.util.concurrent.ScheduledExecutorService = {
+    val pool = java.util.concurrent.Executors.newSingleThreadScheduledExecutor { r =>
+      val t = new Thread(r, "kinesis-buffer-sweep")
+      t.setDaemon(true)
+      t
+    }
+    pool.scheduleWithFixedDelay(() => evictIdle(), SweepMillis, SweepMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
+    pool
+  }
 
   /**
    * The executor's buffers at a glance: the bytes they hold, and how many need room (they hold records, or their
@@ -73,7 +91,7 @@ private[sparkkinesis] object PrefetchBuffers {
   /** Whether this executor holds buffers of the query. */
   def holds(sourceId: String): Boolean = buffers.keySet().asScala.exists(_._1 == sourceId)
 
-  /** Drops (and closes) the buffers no query has used for 10 minutes; once per prefetch task. */
+  /** Drops (and closes) the buffers no task has used for [[IdleMillis]]: on every sweep, and once per prefetch task. */
   def evictIdle(): Unit = {
     val now = System.currentTimeMillis()
     buffers.entrySet().removeIf { e =>

@@ -71,6 +71,9 @@ private[sparkkinesis] final class ShardBuffer(
   @volatile private var listedClosed = false
   def markClosed(): Unit = listedClosed = true
 
+  /** Whether the buffer reads its shard by enhanced fan-out (its settings carry the stream's consumer). */
+  def readsByFanOut: Boolean = fetch.consumers.contains(stream.name)
+
   /** Subscriptions renewed and failed (enhanced fan-out) over the buffer's life. */
   def renewals: Long = synchronized(retiredRenewals + (if (fetcher == null) 0L else fetcher.renewals))
   def subscribeFailures: Long = synchronized(retiredFailures + (if (fetcher == null) 0L else fetcher.subscribeFailures))
@@ -132,9 +135,12 @@ private[sparkkinesis] final class ShardBuffer(
    */
   def fill(now: Long, patient: Boolean = true): Boolean = {
     // The call itself runs without the buffer's lock: batch tasks copy their ranges meanwhile, and a call that
-    // waits (pacing, or backing off from throttling) holds up no one else. At most one call is in flight.
+    // waits (pacing, or backing off from throttling) holds up no one else. At most one call is in flight: a patient
+    // caller (a prefetch round) waits for the one under way, an impatient one (read-ahead) does not: it must not
+    // sit behind a call that is backing off. A closed buffer reads nothing (and opens no fetcher again).
     val (reader, skipFrom, readerBase) = synchronized {
-      while (fetching) wait()
+      while (fetching && patient && !closedFlag) wait()
+      if (fetching || closedFlag) return false
       if (fetcher != null && listedClosed && fetcher.pushed && !fetcher.shardEnded) {
         retire(fetcher)
         fetcher = null
@@ -196,16 +202,17 @@ private[sparkkinesis] final class ShardBuffer(
   def readAheadStarts: Long = synchronized(readAheadLoops)
 
   /**
-   * One background read if it is worth it, for [[ReadAhead]]: the shard is behind (its last page was full), has
-   * not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and less than its
+   * One background read if it is worth it, for [[ReadAhead]]: no call is under way on the buffer, the shard is
+   * behind (its last page was full), has not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and less than its
    * share of `fetchBufferSize`, and the executor's buffers are under `fetchBufferSize`. Returns the time the next
    * call is due, or None when read-ahead should stop (the loop is then released). The call is impatient: a
    * throttled one fails at once instead of backing off on a read-ahead thread (see [[ReadAhead]]).
    */
   def readAheadOnce(now: Long, maxRecords: Int, idleMillis: Long): Option[Long] = {
     val worth = synchronized {
+      // A call under way (a round's, perhaps backing off) reads for this shard: the loop stops rather than wait.
       val w =
-        !closed && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp &&
+        !closed && !fetching && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp &&
           records.size < maxRecords && now - lastUsed < idleMillis && PrefetchBuffers.totalBytes < fetch.bufferBytes &&
           bytesHeld < PrefetchBuffers.share(this, fetch.bufferBytes)
       if (!w) readingAhead = false

@@ -127,11 +127,20 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * An offset of the log: this connector's, or one the awslabs connector wrote, read as the end of its batch
    * ([[AwslabsCheckpoint]]) so that a query moved to this connector goes on where that one stopped.
    */
-  override def deserializeOffset(json: String): Offset =
-    if (AwslabsOffsetJson.isTheirs(json))
-      new AwslabsCheckpoint(checkpointLocation, SparkSession.active.sparkContext.hadoopConfiguration)
-        .endOf(json, tracker.list())
-    else OffsetJson.read(json, offsetLog)
+  override def deserializeOffset(json: String): Offset = lastRead match {
+    // Spark reads the start offset again on every trigger of a restarted query: the same text, the same value.
+    case Some((text, offset)) if text == json => offset
+    case _ =>
+      val offset =
+        if (AwslabsOffsetJson.isTheirs(json))
+          new AwslabsCheckpoint(checkpointLocation, SparkSession.active.sparkContext.hadoopConfiguration)
+            .endOf(json, tracker.list())
+        else OffsetJson.read(json, offsetLog)
+      lastRead = Some((json, offset))
+      offset
+  }
+
+  private var lastRead: Option[(String, Offset)] = None
 
   /** The query's offset log, for errors: the source's checkpoint folder is `<checkpoint>/sources/<n>`. */
   private def offsetLog: String =
@@ -152,9 +161,29 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     val from = start.asInstanceOf[KinesisSourceOffset]
     limit match {
       case _: ReadAllAvailable => everythingAvailable(from)
-      case _ => next(from, limitRows(limit), options.maxBytesPerTrigger)
+      case _ =>
+        nothingNew match {
+          // Asked again from the same start before anything can have changed: the same answer, at no cost.
+          case Some((same, until)) if (same eq from) && System.currentTimeMillis() < until && !quietWatch.mayHaveNews =>
+            from
+          case _ =>
+            nothingNew = None
+            val answer = next(from, limitRows(limit), options.maxBytesPerTrigger)
+            if (answer == from && !planner.availableNow) nothingNew = Some((from, quietUntil))
+            answer
+        }
     }
   }
+
+  /**
+   * The last start that had nothing new after it, and until when nothing can change that (the next shard due, the
+   * next listing): Spark asks every 10 ms while a query is quiet, and with hundreds of shards looking through all of
+   * them each time was most of a quiet query's CPU.
+   */
+  private var nothingNew: Option[(KinesisSourceOffset, Long)] = None
+
+  /** Set by [[next]] when it finds nothing new: when the first readable shard is due, or the next listing. */
+  private var quietUntil = 0L
 
   /**
    * Trigger.Once: one batch with every record that had arrived when it started, in every shard (the children of
@@ -220,6 +249,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
           val relisted = tracker.refresh(from, System.currentTimeMillis(), force = true)
           if (relisted != from) return relisted
         }
+        val now = System.currentTimeMillis()
+        quietUntil = math.min(now + planner.pauseMillis(readable, now), tracker.nextListingMillis)
         return from
       }
       val waited = System.currentTimeMillis() - waitingSince

@@ -110,8 +110,13 @@ private[sparkkinesis] final class QuietWatch(
     }
   }
 
+  /** Set when a look finds news, cleared by [[woken]]: whether [[woken]] may have something to say. */
+  @volatile private var anyWoke = false
+  def mayHaveNews: Boolean = anyWoke
+
   /** The watched shards in which the driver found news since the last call; they are no longer watched. */
   def woken(): Seq[ShardKey] = {
+    anyWoke = false
     val found = watches.values().asScala.filter(_.woke).toSeq
     found.foreach(w => watches.remove(w.key, w))
     backFromWatch ++= found.map(_.key)
@@ -123,7 +128,7 @@ private[sparkkinesis] final class QuietWatch(
     catch { case _: RejectedExecutionException => () } // closed
 
   private def look(w: Watch): Unit = if (!w.cancelled) {
-    if (hasNews(w)) w.woke = true
+    if (hasNews(w)) { w.woke = true; anyWoke = true }
     else if (!w.cancelled) schedule(w, options.fetch.idlePeriodMillis)
   }
 

@@ -61,6 +61,9 @@ private[sparkkinesis] final class ShardTracker(
         .foldLeft(kept)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     }
 
+  /** When the next listing is due (the last one plus `intervalMillis`). */
+  def nextListingMillis: Long = lastListing + intervalMillis
+
   /** Whether the last listing said the shard is closed (it has an ending sequence number). */
   def isClosed(key: ShardKey): Boolean = closed.contains(key)
 
@@ -72,11 +75,20 @@ private[sparkkinesis] final class ShardTracker(
     offset.shards.toSeq.collect { case (k, p) if p != ShardPosition.Ended => parents.getOrElse(k, Nil) }.flatten
       .filter(parent => offset.shards.get(parent).contains(ShardPosition.Ended)).toSet
 
+  // The last answer of `readable`, for the offset and listing it was given for: a quiet query asks every trigger.
+  private var lastReadable: Option[(KinesisSourceOffset, Map[ShardKey, Seq[ShardKey]], Seq[ShardKey])] = None
+
   /** Shards of `offset` that may be read now (not ended, and every known parent ended in `offset`). */
-  def readable(offset: KinesisSourceOffset): Seq[ShardKey] =
-    offset.shards.toSeq.collect {
-      case (k, p)
-          if p != ShardPosition.Ended &&
-            parents.getOrElse(k, Nil).forall(parent => offset.shards.get(parent).forall(_ == ShardPosition.Ended)) => k
-    }.sorted
+  def readable(offset: KinesisSourceOffset): Seq[ShardKey] = lastReadable match {
+    case Some((o, p, answer)) if (o eq offset) && (p eq parents) => answer
+    case _ =>
+      val answer = offset.shards.toSeq.collect {
+        case (k, p)
+            if p != ShardPosition.Ended &&
+              parents.getOrElse(k, Nil).forall(parent => offset.shards.get(parent).forall(_ == ShardPosition.Ended)) =>
+          k
+      }.sorted
+      lastReadable = Some((offset, parents, answer))
+      answer
+  }
 }

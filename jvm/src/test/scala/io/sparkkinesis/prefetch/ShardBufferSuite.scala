@@ -91,4 +91,38 @@ class ShardBufferSuite extends AnyFunSuite {
     assert(e.getMessage.contains("KINESIS_RETRIES_EXHAUSTED"), e.getMessage)
     assert(fetcher.backingOff.getCount == 1, "the read-ahead call backed off")
   }
+  test("a read-ahead call does not wait behind a round's call that is backing off: it reads nothing and stops") {
+    val fetcher = new BackingOffFetcher
+    val b = buffer(fetcher)
+    assert(b.fill(0L))
+    val round = new Thread(() => b.fill(0L))
+    round.start()
+    try {
+      assert(fetcher.backingOff.await(30, TimeUnit.SECONDS))
+      assert(b.startReadAhead())
+      // Before, the read-ahead thread waited here until the round's call was let go.
+      val step = Future(b.readAheadOnce(System.currentTimeMillis(), 100, 60000L))(ExecutionContext.global)
+      assert(Await.result(step, 10.seconds).isEmpty, "the read-ahead loop should stop while a call is under way")
+      assert(!b.readingAheadNow)
+      assert(fetcher.pages == 2, "only the round's call was made")
+      assert(b.fill(0L, patient = false) == false, "an impatient fill while a call is under way reads nothing")
+    } finally fetcher.release.countDown()
+    round.join(30000)
+    assert(b.buffered == 4)
+  }
+
+  test("a closed buffer reads nothing and opens no fetcher again") {
+    var opened = 0
+    val connection = AwsConnection("us-east-1", Some("http://127.0.0.1:1"),
+      CredentialsConfig.StaticKeys("test-key", "test-secret", None), cborEnabled = false)
+    val b = new ShardBuffer(key, StreamRef("orders", None, None), connection,
+      FetchSettings(maxRecordsPerCall = 3, minPeriodMillis = 0L), { _ => opened += 1; new BackingOffFetcher })
+    b.align(ShardPosition.NotStarted(StartPosition.TrimHorizon))
+    assert(b.fill(0L) && opened == 1)
+    b.close()
+    // A fill that comes after the registry dropped the buffer (a round or read-ahead under way) must not open a
+    // fetcher (with fan-out, a subscription) that nothing would close.
+    assert(!b.fill(0L))
+    assert(opened == 1 && b.buffered == 0)
+  }
 }

@@ -1,0 +1,51 @@
+package io.sparkkinesis.prefetch
+
+import java.util.UUID
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig, StreamRef}
+import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.testing.SharedSparkSession
+
+/**
+ * Nothing of the executor's buffers outlives its use: buffers no task asks for are dropped and closed by the sweep
+ * without any task running, and a retried prefetch attempt opens no second fan-out subscription. No server: the
+ * buffers here make no call (a budget of no records reads nothing).
+ */
+class PrefetchBuffersSuite extends AnyFunSuite with SharedSparkSession {
+  private val stream = StreamRef("orders", None, None)
+  private val connection = AwsConnection("us-east-1", Some("http://127.0.0.1:1"),
+    CredentialsConfig.StaticKeys("test-key", "test-secret", None), cborEnabled = false)
+  private val efo = FetchSettings(maxRecordsPerCall = 100, minPeriodMillis = 200L,
+    consumers = Map("orders" -> "arn:aws:kinesis:us-east-1:123456789012:stream/orders/consumer/c:1"))
+
+  test("a buffer no task has used for the idle time is dropped and closed by the sweep, with no task running") {
+    val source = UUID.randomUUID().toString
+    val key = ShardKey("orders", "shardId-000000000000")
+    val buffer = PrefetchBuffers.getOrCreate(source, key, stream, connection, efo)
+    buffer.lastUsed = System.currentTimeMillis() - PrefetchBuffers.IdleMillis - 1000
+    val deadline = System.nanoTime() + (PrefetchBuffers.SweepMillis * 3) * 1000L * 1000
+    while (PrefetchBuffers.get(source, key).isDefined) {
+      assert(System.nanoTime() < deadline, "the idle buffer is still there after three sweeps")
+      Thread.sleep(100)
+    }
+    assert(buffer.closed)
+  }
+
+  test("a retried prefetch attempt that finds no buffer on its executor reads by GetRecords, not a subscription") {
+    def round(readAhead: Boolean): ShardBuffer = {
+      val source = UUID.randomUUID().toString
+      val key = ShardKey("orders", "shardId-000000000001")
+      val request = ShardFetchRequest(key, stream, ShardPosition.NotStarted(StartPosition.TrimHorizon),
+        maxRecords = 0L, maxBytes = 0L)
+      spark.sparkContext // the executor's location comes from SparkEnv
+      Prefetcher.run(FetchTaskSpec(source, Seq(request), connection, efo, None, None), readAhead)
+      try PrefetchBuffers.get(source, key).get
+      finally PrefetchBuffers.dropSource(source)
+    }
+    assert(round(readAhead = true).readsByFanOut, "a first attempt reads by the query's consumer")
+    assert(!round(readAhead = false).readsByFanOut, "a retried attempt would open a second subscription")
+  }
+}
