@@ -108,6 +108,28 @@ class RealTimeFaultSuite extends AnyFunSuite with LocalKinesisServers with Share
     storm("dropped")((layer, shard) => layer.dropConnections(shard))
   }
 
+  test("a storm that outlasts the policy fails the query with [KINESIS_RETRIES_EXHAUSTED], as a micro-batch would") {
+    val server = kinesalite
+    val stream = freshStream(server, "rt-exhausted", 1)
+    val layer = new FaultyGetRecords(syncClient(server))
+    put(server, stream, records(0, 10))
+    FaultyGetRecords.through(layer) {
+      val sink = s"exhausted-${System.nanoTime()}"
+      val query = start(server, stream, sink)
+      try {
+        val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+        while (Collected.rows(sink).size < 10 && System.nanoTime() < deadline) Thread.sleep(20)
+        assert(Collected.rows(sink).size == 10, "the first records")
+        layer.throttle(shards(server, stream).head.shardId())
+        // 12 attempts with pauses of 0.1-0.2 s doubling up to 5-10 s: 31 to 63 s.
+        val failure = intercept[Exception](query.awaitTermination(180000))
+        assert(failure.getMessage.contains("[KINESIS_RETRIES_EXHAUSTED]"), failure.getMessage)
+        assert(failure.getMessage.contains("after 12 attempts"), failure.getMessage)
+        assert(layer.count("throttled") == 12, s"${layer.count("throttled")} throttled calls")
+      } finally query.stop()
+    }
+  }
+
   test("expired iterators are renewed where the shard was, nothing lost or repeated") {
     val server = kinesalite
     val stream = freshStream(server, "rt-expired", 2)
