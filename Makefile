@@ -52,7 +52,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-sink soak clean publish-local
+.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-sink soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -296,6 +296,11 @@ bench-efo: install-wheel servers bench-venv
 # records/s (docs/performance.md, "Real-time mode"); about 5 minutes.
 bench-realtime: install-wheel servers bench-venv
 	$(PY) bench/realtime/run.py --plot $(REALTIME_ARGS)
+
+# The CPU of an idle real-time query with enhanced fan-out on 50 kinesis-mock shards over a minute (a Scala main
+# under sbt; docs/performance.md, "Real-time mode"); about 3 minutes.
+bench-realtime-idle: servers
+	SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bench/realtime/idle_efo.sh $(IDLE_EFO_ARGS)
 
 # Soak (not part of `make test` or CI): the exactly-once driver on a standalone cluster under 50 injected faults
 # (driver and executor kills, throttling, expired iterators, resharding, server restarts), about 25 minutes; exits

@@ -8,8 +8,9 @@ import io.sparkkinesis.errors.KinesisErrors
  * The one failure policy of the connector, for the source, the sink and shard discovery alike: which failures
  * are tried again ([[Failure.retryable]]: throttling, 5xx and I/O errors), how long to pause before each retry
  * ([[Backoff]], with jitter), and when to give up: after `maxRetries` retries, or once `maxDuration` has passed
- * since the first failure. Callers that send one call at a time use [[call]]; the sink, which retries single
- * records of many calls in flight, asks [[exhausted]] and [[delayMillis]] itself.
+ * since the first failure. Callers that send one call at a time use [[call]]; a caller that waits between tries
+ * itself (a real-time task, which reads other shards meanwhile) counts a call's failures in a [[Retries]]; the sink,
+ * which retries single records of many calls in flight, asks [[exhausted]] and [[delayMillis]] itself.
  *
  * Connection failures ([[Failure.Unreachable]]) of a `contact` that has never answered in this JVM (a wrong
  * region or endpoint, STS unreachable, no network path) have a budget of their own, [[RetryPolicy.FirstContact]]
@@ -78,38 +79,61 @@ private[sparkkinesis] final case class RetryPolicy(
       onRetry: Failure => Unit = _ => (),
       sleep: Long => Unit = Thread.sleep,
       nanoTime: () => Long = () => System.nanoTime())(f: => T): T = {
-    var failures = 0
-    var firstFailure = 0L
-    var codes = List.empty[String]
+    val retries = new Retries(operation, stream)
     while (true) {
       try {
         val result = f
         answered(None)
         return result
       } catch {
-        case e: Throwable if Failure.of(e).retryable || handled.isDefinedAt(Failure.of(e)) =>
+        case e: Throwable if handled.isDefinedAt(Failure.of(e)) =>
           answered(Some(e))
-          val failure = Failure.of(e)
-          if (handled.isDefinedAt(failure)) handled(failure)
-          else {
-            val now = nanoTime()
-            if (failures == 0) firstFailure = now
-            failures += 1
-            codes ::= Failure.code(e)
-            if (exhausted(failure, failures, now - firstFailure)) {
-              val what = s"$operation on stream '$stream'"
-              throw giveUp(what, failures, now - firstFailure, e)(
-                KinesisErrors.retriesExhausted(what, failures, codes, Failure.unwrap(e)))
-            }
-            onRetry(failure)
-            sleep(delayMillis(failure, failures))
-          }
+          handled(Failure.of(e))
         case e: Throwable =>
-          answered(Some(e))
-          throw Failure.toUserError(e, operation, stream)
+          val pause = retries.failed(e, nanoTime())
+          onRetry(Failure.of(e))
+          sleep(pause)
       }
     }
     throw new IllegalStateException("unreachable")
+  }
+
+  /**
+   * The failures of one call so far, for a caller that waits between tries itself instead of in [[call]]: a
+   * real-time task reading several shards, which must not hold the others while one of them backs off. The same
+   * rules as [[call]] (which uses it): [[failed]] answers the pause before the next try, or throws what ends the call.
+   */
+  final class Retries(operation: String, stream: String) {
+    private var failures = 0
+    private var firstFailure = 0L
+    private var codes = List.empty[String]
+
+    /** Failures since the last success. */
+    def count: Int = failures
+
+    /** The call succeeded: the next failure starts a new count. */
+    def succeeded(): Unit = { failures = 0; codes = Nil }
+
+    /**
+     * Counts `e`, which the call failed with `nowNanos` (System.nanoTime): the pause in milliseconds before the next
+     * try when it is retryable and the policy not exhausted; else throws [KINESIS_RETRIES_EXHAUSTED] (or
+     * [KINESIS_ENDPOINT_UNREACHABLE]), or the user-facing error of [[Failure.toUserError]] for a failure retrying
+     * cannot fix.
+     */
+    def failed(e: Throwable, nowNanos: Long): Long = {
+      answered(Some(e))
+      val failure = Failure.of(e)
+      if (!failure.retryable) throw Failure.toUserError(e, operation, stream)
+      if (failures == 0) firstFailure = nowNanos
+      failures += 1
+      codes ::= Failure.code(e)
+      if (exhausted(failure, failures, nowNanos - firstFailure)) {
+        val what = s"$operation on stream '$stream'"
+        throw giveUp(what, failures, nowNanos - firstFailure, e)(
+          KinesisErrors.retriesExhausted(what, failures, codes, Failure.unwrap(e)))
+      }
+      delayMillis(failure, failures)
+    }
   }
 }
 

@@ -42,7 +42,8 @@ import io.sparkkinesis.offsets.StartPosition
  * Nothing blocks the SDK's threads: the subscriber only queues events, and asks for more only while the queue has
  * room (`queuedEvents`), so an executor that is slow to read holds at most that many events per shard. An idle
  * shard costs one event every few seconds and a timestamp check each second. Calls into the SDK (subscribe,
- * request, cancel) are made outside the fetcher's lock.
+ * request, cancel) are made outside the fetcher's lock. A reader that waits for records (a real-time task) is woken
+ * through [[whenReady]] when an event is queued or a subscription ends, and asks [[readyAt]] when to look.
  *
  * A sequence number the service refuses (InvalidArgumentException) is taken as a position trimmed away: with
  * `failOnDataLoss` the read fails with [KINESIS_DATA_LOSS]; without, it goes on from the trim horizon and counts
@@ -98,6 +99,7 @@ private[sparkkinesis] final class FanOutShardFetcher(
   private var dataLossCount = 0L
   private var renewed = 0L
   private var failed = 0L
+  @volatile private var wake: () => Unit = () => ()
   private val tick: Option[ScheduledFuture[_]] = ticks.map(_.scheduleWithFixedDelay(
       () =>
         try maintain()
@@ -111,6 +113,14 @@ private[sparkkinesis] final class FanOutShardFetcher(
   override def subscribeFailures: Long = synchronized(failed)
   override def shardEnded: Boolean = synchronized(ended)
   override def pushed: Boolean = true
+  override def broken: Boolean = synchronized(fatal.isDefined)
+  override def whenReady(wake: () => Unit): Unit = this.wake = wake
+
+  override def readyAt: Long = synchronized {
+    if (fatal.isDefined || queue.nonEmpty || endQueued || closed) Long.MinValue
+    else if (fallback.isDefined && failuresInARow > 0) polling.fold(Long.MinValue)(_.readyAt)
+    else Long.MaxValue
+  }
 
   /** Subscriptions opened so far (tests). */
   def opened: Long = synchronized(subscriptions)
@@ -269,8 +279,17 @@ private[sparkkinesis] final class FanOutShardFetcher(
     override def onComplete(): Unit = finished(sub, None)
   }
 
-  private def received(sub: Sub, event: SubscribeToShardEvent): Unit = synchronized {
-    if (current.exists(_ eq sub) && !closed) {
+  /**
+   * Queues an event, and wakes a waiting reader when it brings records, the shard's end, or fills the queue but one
+   * place: an empty event (the service sends them to idle shards too) only moves the position on, and can wait for
+   * the reader's next look.
+   */
+  private def received(sub: Sub, event: SubscribeToShardEvent): Unit =
+    if (queued(sub, event)) wake()
+
+  private def queued(sub: Sub, event: SubscribeToShardEvent): Boolean = synchronized {
+    val taken = current.exists(_ eq sub) && !closed
+    if (taken) {
       sub.requested -= 1
       sub.events += 1
       sub.lastEventAt = clock()
@@ -287,10 +306,16 @@ private[sparkkinesis] final class FanOutShardFetcher(
           current = None
       }
     }
+    taken && (!event.records().isEmpty || endQueued || queue.size >= queuedEvents - 1)
   }
 
   /** A subscription ended: normally (the service's 5 minutes are up), or with an error. */
-  private def finished(sub: Sub, error: Option[Throwable]): Unit = synchronized {
+  private def finished(sub: Sub, error: Option[Throwable]): Unit = {
+    subscriptionEnded(sub, error)
+    wake()
+  }
+
+  private def subscriptionEnded(sub: Sub, error: Option[Throwable]): Unit = synchronized {
     if (current.exists(_ eq sub)) {
       current = None
       val now = clock()

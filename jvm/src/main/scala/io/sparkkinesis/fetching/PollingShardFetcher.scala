@@ -47,11 +47,11 @@ private[sparkkinesis] final class PollingShardFetcher(
   private var lastSequence: Option[String] = None
   private var lastCallAt: Long = Long.MinValue
   private var ended = false
-  // The first retry waits about one call period (at least 200 ms), doubling from there.
-  private val policy =
-    RetryPolicy(backoff = Backoff(baseMillis = 2 * math.max(minPeriodMillis, 100)), contact = contact)
-  // Single calls (iterators, the oldest record) under the default policy, for the same endpoint.
-  private val singleCalls = RetryPolicy.Default.copy(contact = contact)
+  private val policy = PollingShardFetcher.retryPolicy(minPeriodMillis, contact)
+  // Single calls (iterators, the oldest record) under the default policy, for the same endpoint; within an impatient
+  // fetch they too fail at once instead of backing off in place.
+  private val patientSingleCalls = RetryPolicy.Default.copy(contact = contact)
+  private var singleCalls = patientSingleCalls
   private var callCount = 0L
   private var throttledCount = 0L
   private var dataLossCount = 0L
@@ -65,11 +65,14 @@ private[sparkkinesis] final class PollingShardFetcher(
   override def calls: Long = callCount
   override def throttled: Long = throttledCount
   override def dataLoss: Long = dataLossCount
+  override def broken: Boolean = failure.isDefined
   override def shardEnded: Boolean = ended
+  override def readyAt: Long = if (lastCallAt == Long.MinValue) Long.MinValue else lastCallAt + minPeriodMillis
 
   override def fetch(patient: Boolean): FetchedPage = {
     require(!ended, s"shard $shardId of $stream has ended")
     failure.foreach(e => throw e)
+    singleCalls = if (patient) patientSingleCalls else patientSingleCalls.copy(maxRetries = 0)
     try {
       val page = (if (patient) policy else policy.copy(maxRetries = 0)).call(s"GetRecords on shard $shardId",
         stream.toString,
@@ -235,6 +238,13 @@ private[sparkkinesis] final class PollingShardFetcher(
 }
 
 private[sparkkinesis] object PollingShardFetcher {
+
+  /**
+   * How GetRecords calls are retried (in place by a patient fetch, by a real-time task between its looks): the
+   * first retry after about one call period (at least 200 ms), doubling from there, under the default budget.
+   */
+  def retryPolicy(minPeriodMillis: Long, contact: Option[Contact]): RetryPolicy =
+    RetryPolicy(backoff = Backoff(baseMillis = 2 * math.max(minPeriodMillis, 100)), contact = contact)
 
   /** GetRecords calls spent looking for the oldest record of a shard (empty pages may precede it). */
   private val OldestProbeCalls = 10

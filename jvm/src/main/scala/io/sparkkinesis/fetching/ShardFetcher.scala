@@ -12,8 +12,10 @@ private[sparkkinesis] trait ShardFetcher {
 
   /**
    * The same; when not `patient`, a call the service throttles (or another retryable failure) is not retried
-   * after a backoff but fails at once, the fetcher unchanged: for background reading, which must not hold a thread
-   * while it backs off.
+   * after a backoff but fails at once (with [KINESIS_RETRIES_EXHAUSTED] after one attempt, the failure as its
+   * cause), the fetcher unchanged: for reading that must not hold a thread while it backs off (read-ahead; a
+   * real-time task, which backs off that shard under the same [[io.sparkkinesis.aws.RetryPolicy]] and reads its
+   * other shards meanwhile).
    */
   def fetch(patient: Boolean): FetchedPage
 
@@ -40,6 +42,24 @@ private[sparkkinesis] trait ShardFetcher {
    * call to the service, and the shard can be looked at again after `minFetchPeriod` instead of `idleFetchPeriod`.
    */
   def pushed: Boolean = false
+
+  /**
+   * The earliest time (epoch millis) a [[fetch]] may return records without waiting in the call: for a fetcher
+   * that asks (GetRecords) the time its next call is due, `minPeriodMillis` after the last; for a pushed one now
+   * while it holds records, is reading by GetRecords meanwhile, or has news (its end, a failure), else never
+   * (`Long.MaxValue`) until [[whenReady]]'s callback says it may have changed. A real-time task waits for the
+   * earliest of its shards' times instead of looking again and again.
+   */
+  def readyAt: Long = Long.MinValue
+
+  /**
+   * What a pushed fetcher runs whenever [[readyAt]] may have moved earlier (an event queued, a subscription failed
+   * or ended). It runs on the SDK's threads, so it must only signal; a fetcher that asks never runs it.
+   */
+  def whenReady(wake: () => Unit): Unit = ()
+
+  /** Whether the fetcher failed for good: every [[fetch]] throws the same error, trying again cannot help. */
+  def broken: Boolean = false
 
   /** Lets go of what the fetcher holds open (a subscription); the fetcher is not used afterwards. */
   def close(): Unit = ()

@@ -1,5 +1,7 @@
 package io.sparkkinesis.fetching
 
+import software.amazon.awssdk.services.kinesis.KinesisClient
+
 import io.sparkkinesis.aws.{AwsConnection, Contact, KinesisClients, StreamRef}
 import io.sparkkinesis.offsets.StartPosition
 
@@ -20,6 +22,12 @@ private[sparkkinesis] object ShardFetchers {
    * a fault-playing layer around it (in local mode the executors share the test's JVM).
    */
   @volatile private[sparkkinesis] var subscriptions: AwsConnection => SubscriptionSource = SubscriptionSource.of
+
+  /**
+   * Where GetRecords fetchers get their client, for a connection: the JVM's cache. Tests put a fault-playing layer
+   * around it (throttling, expired iterators, dropped connections: what a local server does not do on its own).
+   */
+  @volatile private[sparkkinesis] var clients: AwsConnection => KinesisClient = KinesisClients.sync
 
   def open(
       connection: AwsConnection,
@@ -42,6 +50,6 @@ private[sparkkinesis] object ShardFetchers {
       shardId: String,
       start: StartPosition,
       settings: FetchSettings): ShardFetcher =
-    new PollingShardFetcher(() => KinesisClients.sync(connection), stream, shardId, start,
+    new PollingShardFetcher(() => clients(connection), stream, shardId, start,
       settings.maxRecordsPerCall, settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
 }

@@ -8,9 +8,9 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
 
-import io.sparkkinesis.aws.{KinesisClients, ShardDescription, ShardListing}
+import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
 import io.sparkkinesis.errors.KinesisException
-import io.sparkkinesis.fetching.{BufferedRecord, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.fetching.{BufferedRecord, PollingShardFetcher, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.ShardReport
 
@@ -18,10 +18,17 @@ import io.sparkkinesis.prefetch.ShardReport
  * Executor side of one long-running real-time mode task: reads its shards from where the batch starts until Spark's
  * deadline for the batch, and hands each record on as soon as it is read, with its ApproximateArrivalTimestamp as
  * the arrival time (so Spark's latency metrics measure from the put). Each shard is read through the fetcher seam
- * (GetRecords every `minFetchPeriod`, or enhanced fan-out, looked at every few milliseconds since an empty look costs
- * no call), at most `maxFetchRate` bytes per second a shard; a task with several shards (`shardsPerTask`) takes
- * their records in turn. A call the service throttles
- * does not hold the task: that shard is looked at again after a backoff while the others go on.
+ * (GetRecords every `minFetchPeriod`, or enhanced fan-out, whose pushed records wake the task as they arrive), at
+ * most `maxFetchRate` bytes per second a shard; a task with several shards (`shardsPerTask`) takes their records in
+ * turn, and between records it waits for the earliest time one of its shards may give more (the fetcher's
+ * [[ShardFetcher.readyAt]], the shard's rate and backoff), or for records pushed meanwhile, or Spark's deadline.
+ *
+ * Failures follow the connector's one failure policy, as micro-batches do: what [[Failure]] calls retryable
+ * (throttling, 5xx, I/O errors) is retried under the policy of GetRecords
+ * ([[PollingShardFetcher.retryPolicy]]: jittered exponential backoff, 12 attempts), an expired iterator is renewed by
+ * the fetcher, a broken fan-out subscription is opened again by it; anything else fails the task with its
+ * `[KINESIS_*]` error, and so does a shard whose retries are spent. The calls are impatient: a shard backing off
+ * waits for its time without holding the task, whose other shards go on meanwhile.
  *
  * A shard read to its end (split or merged away while the task runs) is followed by its children, found by a
  * ListShards call: each child whose every parent this task read to the end, or that ended before the batch began,
@@ -37,10 +44,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     p: KinesisRealTimeInputPartition,
     open: (ShardKey, StartPosition) => ShardFetcher = null,
     clock: () => Long = () => System.currentTimeMillis(),
-    sleep: Long => Unit = Thread.sleep,
     list: String => Seq[ShardDescription] = null)
   extends SupportsRealTimeRead[InternalRow] with Logging {
-  import KinesisRealTimePartitionReader._
 
   /** Shards known to be closed: the plan's, and children found closed when adopted. Read by GetRecords. */
   private var closed: Set[ShardKey] = p.closed
@@ -51,15 +56,37 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   private val listShards: String => Seq[ShardDescription] = Option(list).getOrElse(stream =>
     ShardListing.list(p.streams(stream))(KinesisClients.sync(p.connection).listShards))
 
+  /** The one failure policy, as the micro-batches' GetRecords calls have it, applied here between looks. */
+  private val policy = PollingShardFetcher.retryPolicy(p.fetch.minPeriodMillis, Some(Contact.of(p.connection)))
+
+  /** Woken by the shards' pushed fetchers when one may have something new. */
+  private object arrivals {
+    private var woken = false
+
+    def wake(): Unit = synchronized { woken = true; notifyAll() }
+
+    /** Waits until `until` (epoch millis) or a wake-up since the last wait, whichever comes first. */
+    def await(until: Long): Unit = synchronized {
+      var left = until - clock()
+      while (!woken && left > 0) {
+        wait(left)
+        left = until - clock()
+      }
+      woken = false
+    }
+  }
+
   private final class Shard(val key: ShardKey, var position: ShardPosition) {
     val converter = new RecordConverter(key.stream, key.shardId)
+    val retries = new policy.Retries(s"GetRecords on shard ${key.shardId}", key.stream)
     var fetcher: Option[ShardFetcher] = None
     var page: Iterator[BufferedRecord] = Iterator.empty
 
     /** The fetcher returned the shard's last page: once `page` is drained, the shard has ended. */
     var lastPage = false
+
+    /** Not looked at before: the shard's rate, or its backoff after a failure. */
     var dueAt = 0L
-    var failures = 0
     var millisBehindLatest: Option[Long] = None
     var records = 0L
     var bytes = 0L
@@ -69,6 +96,9 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     private def counts(f: ShardFetcher) = Seq(f.calls, f.throttled, f.dataLoss, f.renewals, f.subscribeFailures)
     def done: Boolean = position == ShardPosition.Ended
     def readable: Boolean = !done && !lastPage
+
+    /** When the shard may next give records: its own time, and its fetcher's (a pushed one: once records came). */
+    def nextLookAt: Long = math.max(dueAt, fetcher.fold(Long.MinValue)(_.readyAt))
 
     def closeFetcher(): Unit = {
       fetcher.foreach { f =>
@@ -101,12 +131,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       val now = clock()
       if (now >= deadline || (shards.nonEmpty && shards.forall(_.done)))
         return RecordStatus.newStatusWithoutArrivalTime(false)
-      val live = shards.filter(_.readable)
-      if (live.isEmpty) sleep(deadline - now)
-      else {
-        val next = live.minBy(_.dueAt)
-        if (next.dueAt > now) sleep(math.min(next.dueAt, deadline) - now)
-        else fill(next, now)
+      val next = shards.filter(_.readable).map(s => s -> s.nextLookAt).minByOption(_._2)
+      next match {
+        case Some((s, at)) if at <= now => fill(s, now)
+        case _ => arrivals.await(math.min(next.fold(deadline)(_._2), deadline))
       }
     }
     throw new IllegalStateException("unreachable")
@@ -163,28 +191,39 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   private def fill(s: Shard, now: Long): Unit = {
     val fetcher = s.fetcher.getOrElse {
       val f = openFetcher(s.key, ShardPosition.resumeFrom(s.position)._1)
+      f.whenReady(() => arrivals.wake())
       s.fetcher = Some(f)
       f
     }
     try {
-      val fetched = fetcher.fetch(patient = s.failures >= PatientAfterFailures)
-      s.failures = 0
+      val fetched = fetcher.fetch(patient = false)
+      s.retries.succeeded()
       val from = s.position
       // A resumed KPL aggregate comes again whole: its user records up to `from` are skipped.
       s.page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis).filter(r =>
         ShardPosition.includes(from, r.position))
       s.lastPage = fetched.shardEnded
       s.millisBehindLatest = Some(fetched.millisBehindLatest)
-      // At most `maxFetchRate` bytes per second from a shard: a large page holds the next look back.
+      // At most `maxFetchRate` bytes per second from a shard: a large page holds the next look back. A pushed
+      // fetcher is looked at again when its records come (its readyAt); GetRecords every `minFetchPeriod`.
       val pageBytes = fetched.records.iterator.map(_.data().asByteArrayUnsafe().length.toLong).sum
       val rateWait = if (p.fetch.maxBytesPerSecond > 0) pageBytes * 1000 / p.fetch.maxBytesPerSecond else 0L
-      s.dueAt = now + math.max(rateWait, if (fetcher.pushed) PushedLookMillis else p.fetch.minPeriodMillis)
+      s.dueAt = now + math.max(rateWait, if (fetcher.pushed) 0L else p.fetch.minPeriodMillis)
     } catch {
-      case e: KinesisException if e.condition == "KINESIS_RETRIES_EXHAUSTED" && s.failures < PatientAfterFailures =>
-        s.failures += 1
-        s.dueAt = now + math.min(MaxBackoffMillis, math.max(100L, p.fetch.minPeriodMillis) << s.failures)
+      case e: KinesisException if !fetcher.broken && refused(e).isDefined =>
+        // Throws once the policy gives up (or at once for what it does not retry).
+        val pause = s.retries.failed(refused(e).get, System.nanoTime())
+        s.dueAt = now + pause
+        logDebug(s"Shard ${s.key.shardId} of stream '${s.key.stream}': ${Failure.code(refused(e).get)} " +
+          s"(failure ${s.retries.count} in a row); looking again in $pause ms")
     }
   }
+
+  /** The retryable failure an impatient call gave up on at once (see [[ShardFetcher.fetch]]), if `e` is one. */
+  private def refused(e: KinesisException): Option[Throwable] =
+    if (e.condition == "KINESIS_RETRIES_EXHAUSTED" || e.condition == "KINESIS_ENDPOINT_UNREACHABLE")
+      Option(e.getCause).filter(c => Failure.of(c).retryable)
+    else None
 
   override def next(): Boolean = nextWithTimeout(clock(), 0L).hasRecord
 
@@ -194,15 +233,4 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq)
 
   override def close(): Unit = shards.foreach(_.closeFetcher())
-}
-
-private[sparkkinesis] object KinesisRealTimePartitionReader {
-
-  /** How often a shard read by enhanced fan-out is looked at: its records are already on this executor. */
-  val PushedLookMillis = 5L
-
-  /** Throttled (or failing) calls on a shard answered by a backoff before one call may retry, and fail, in place. */
-  val PatientAfterFailures = 6
-
-  val MaxBackoffMillis = 5000L
 }
