@@ -72,7 +72,8 @@ def child(spec: dict) -> None:
     listed = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
     jobs = [listed.apply(i) for i in range(listed.size())]
     print(json.dumps({"seconds": seconds, "rows": rows, "batches": len([p for p in progress if p["numInputRows"]]),
-                      "jobs": len(jobs), "tasks": sum(j.numTasks() for j in jobs)}), flush=True)
+                      "jobs": len(jobs), "tasks": sum(j.numTasks() for j in jobs),
+                      "durationsMs": [p["durationMs"] for p in progress]}), flush=True)
     spark.stop()
 
 
