@@ -105,7 +105,21 @@ private[sparkkinesis] object KinesisClients {
 
   sys.addShutdownHook(closeAll())
 
-  def sync(conn: AwsConnection): KinesisClient = syncClients(conn)
+  def sync(conn: AwsConnection): KinesisClient =
+    if (substitutes.isEmpty) syncClients(conn)
+    else conn.endpointUrl.flatMap(u => Option(substitutes.get(u))).getOrElse(syncClients(conn))
+
+  /**
+   * Synchronous clients that stand in for the SDK's at an endpoint URL: an in-process fake service a test or a
+   * benchmark registers (`testing/FakeKinesis`), so the connector's own cost shows without an HTTP server's. Empty
+   * in production; the endpoint URL of a connection chooses it, so the code under test is unchanged.
+   */
+  private val substitutes = new java.util.concurrent.ConcurrentHashMap[String, KinesisClient]()
+
+  /** Answers every synchronous call to `endpointUrl` with `client` until [[withdraw]]. */
+  def substitute(endpointUrl: String, client: KinesisClient): Unit = substitutes.put(endpointUrl, client)
+
+  def withdraw(endpointUrl: String): Unit = substitutes.remove(endpointUrl)
 
   def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient = asyncClients((conn, maxConcurrency))
 
