@@ -77,7 +77,7 @@ class ServiceLimitsSuite extends AnyFunSuite with SharedSparkSession {
     } finally FakeKinesis.withdraw(connection)
   }
 
-  // About 80 s alone, so `make test-full` runs it and `make test` does not (FullOnly). 100 shards to a prefetch task:
+  // 30 to 80 s alone, so `make test-full` runs it and `make test` does not (FullOnly). 100 shards to a prefetch task:
   // with one, a round's tasks at 10,000 shards take minutes today (docs/performance.md, "Scale").
   test("10,000 shards within the service's limits: start, reshard, restart, every record once", FullOnly) {
     startReshardRestart(ServiceLimits(), shards = 10000, splits = 20, Map("shardsPerTask" -> "100"))
