@@ -19,8 +19,9 @@ import io.sparkkinesis.testing.{FakeKinesis, FullOnly, Integration, ServiceLimit
  * in-process fake enforces them (ListShards 1,000 a second per stream, its NextToken valid 300 s, GetShardIterator
  * and GetRecords 5 a second per shard, DescribeStreamSummary 20 a second per account) and answers a call over
  * them as the service does. Starting, reading across a reshard and restarting from the checkpoint must keep within
- * them, or retry what was throttled: the query must not fail and must read every record once. A second test lowers
- * the limits so that every kind of call the source makes is throttled, and the query must still read everything.
+ * them, or retry what was throttled: the query must not fail and must read every record once. The same by enhanced
+ * fan-out (SubscribeToShard at most once a second per consumer and shard) on fewer shards. A last test lowers the
+ * limits so that every kind of call the polling source makes is throttled, and the query must still read everything.
  */
 @Integration
 class ServiceLimitsSuite extends AnyFunSuite with SharedSparkSession {
@@ -81,6 +82,11 @@ class ServiceLimitsSuite extends AnyFunSuite with SharedSparkSession {
   // with one, a round's tasks at 10,000 shards take minutes today (docs/performance.md, "Scale").
   test("10,000 shards within the service's limits: start, reshard, restart, every record once", FullOnly) {
     startReshardRestart(ServiceLimits(), shards = 10000, splits = 20, Map("shardsPerTask" -> "100"))
+  }
+
+  test("enhanced fan-out on the fake within the service's limits: start, reshard, restart, every record once") {
+    val limits = ServiceLimits()
+    startReshardRestart(limits, shards = 100, splits = 5, Map("consumerMode" -> "efo"))
   }
 
   test("every call the source makes throttled at times: the query still reads every record once") {

@@ -27,8 +27,8 @@ import io.sparkkinesis.aws.KinesisClients
  * GetShardIterator (every iterator type), GetRecords (MillisBehindLatest, ChildShards and a null NextShardIterator at
  * a closed shard's end, iterators expiring after 5 minutes); and PutRecord(s), CreateStream, SplitShard, MergeShards
  * and UpdateShardCount (twice or half) to set streams up; Register-, Describe- and DeregisterStreamConsumer (a consumer
- * is ACTIVE at once; SubscribeToShard is not served: the fan-out client is asynchronous and not substituted). Streams
- * are ACTIVE at once. With `limits` it enforces the
+ * is ACTIVE at once), and SubscribeToShard through its fan-out client ([[FakeSubscriptions]], substituted too).
+ * Streams are ACTIVE at once. With `limits` it enforces the
  * service's call rates ([[ServiceLimits]]). Every call is counted by operation.
  */
 final class FakeKinesis(val limits: Option[ServiceLimits] = None, clock: () => Long = () => System.currentTimeMillis())
@@ -125,20 +125,42 @@ final class FakeKinesis(val limits: Option[ServiceLimits] = None, clock: () => L
     val s = named(request.streamName(), request.streamARN())
     val shard = s.shard(request.shardId()).getOrElse(throw notFound(s"Shard ${request.shardId()} not found"))
     limit("GetShardIterator", s"${s.name}/${shard.id}", _.shardIteratorsPerShard)
-    def bySequence(after: Long): Long = {
-      val seq = request.startingSequenceNumber()
-      shard.indexOf(seq).map(_ + after).getOrElse(throw invalid(s"$seq is not a sequence number of ${shard.id}"))
-    }
-    val index = request.shardIteratorType() match {
-      case ShardIteratorType.TRIM_HORIZON => 0L
-      case ShardIteratorType.LATEST => shard.size
-      case ShardIteratorType.AT_TIMESTAMP => shard.firstAtOrAfter(request.timestamp().toEpochMilli)
-      case ShardIteratorType.AT_SEQUENCE_NUMBER => bySequence(0)
-      case ShardIteratorType.AFTER_SEQUENCE_NUMBER => bySequence(1)
-      case other => throw invalid(s"unknown iterator type $other")
-    }
+    val index = startIndex(shard, request.shardIteratorTypeAsString(), request.startingSequenceNumber(),
+      request.timestamp())
     GetShardIteratorResponse.builder().shardIterator(iterator(s.name, shard.id, index)).build()
   }
+
+  /** Where a read of `shard` from a starting position (GetShardIterator's, or SubscribeToShard's) begins. */
+  private[testing] def startIndex(shard: FakeShard, kind: String, sequenceNumber: String, timestamp: Instant): Long = {
+    def bySequence(after: Long): Long = shard.indexOf(sequenceNumber).map(i => math.max(0L, i + after))
+      .getOrElse(throw invalid(s"$sequenceNumber is not a sequence number of ${shard.id}"))
+    kind match {
+      case "TRIM_HORIZON" => 0L
+      case "LATEST" => shard.size
+      case "AT_TIMESTAMP" => shard.firstAtOrAfter(timestamp.toEpochMilli)
+      case "AT_SEQUENCE_NUMBER" => bySequence(0)
+      case "AFTER_SEQUENCE_NUMBER" => bySequence(1)
+      case other => throw invalid(s"unknown iterator type $other")
+    }
+  }
+
+  /** The consumer registered under `arn`, if any. */
+  private[testing] def consumer(arn: String): Option[ConsumerDescription] = Option(consumers.get(arn))
+
+  private[testing] def countCall(operation: String): Unit = count(operation)
+
+  private[testing] def admit(operation: String, key: String, perSecond: ServiceLimits => Int): Unit =
+    limit(operation, key, perSecond)
+
+  /** The children of `shardId`, as GetRecords and SubscribeToShard name them at its end. */
+  private[testing] def childShards(s: FakeStream, shardId: String): Seq[ChildShard] =
+    s.shards.filter(c => c.parent.contains(shardId) || c.adjacentParent.contains(shardId)).map { c =>
+      ChildShard.builder().shardId(c.id).parentShards((c.parent.toSeq ++ c.adjacentParent).asJava)
+        .hashKeyRange(hashRange(c)).build()
+    }
+
+  /** The enhanced fan-out client of this fake: SubscribeToShard from its consumers ([[FakeSubscriptions]]). */
+  lazy val fanOut: FakeSubscriptions = new FakeSubscriptions(this, clock)
 
   override def getRecords(request: GetRecordsRequest): GetRecordsResponse = {
     count("GetRecords")
@@ -160,13 +182,8 @@ final class FakeKinesis(val limits: Option[ServiceLimits] = None, clock: () => L
           .data(SdkBytes.fromByteArrayUnsafe(data)).approximateArrivalTimestamp(Instant.ofEpochMilli(arrival)).build()
       }.asJava)
       .millisBehindLatest(behind)
-    if (closed && next >= size) {
-      val children = s.shards.filter(c => c.parent.contains(shardId) || c.adjacentParent.contains(shardId))
-      response.childShards(children.map { c =>
-        ChildShard.builder().shardId(c.id).parentShards((c.parent.toSeq ++ c.adjacentParent).asJava)
-          .hashKeyRange(hashRange(c)).build()
-      }.asJava)
-    } else response.nextShardIterator(iterator(name, shardId, next))
+    if (closed && next >= size) response.childShards(childShards(s, shardId).asJava)
+    else response.nextShardIterator(iterator(name, shardId, next))
     response.build()
   }
 
@@ -276,11 +293,11 @@ object FakeKinesis {
   /**
    * Makes `fake` the connector's synchronous client for a new endpoint URL of its own, and returns the connector's
    * connection options for it (`withdraw` with the URL when done). Polling reads, shard discovery and the stream
-   * check at `load()` all use that client; nothing builds an HTTP client for it.
+   * check at `load()` use that client, enhanced fan-out its [[FakeSubscriptions]]; nothing builds an HTTP client.
    */
   def serve(fake: FakeKinesis): Map[String, String] = {
     val endpoint = s"http://fake-kinesis-${ProcessHandle.current().pid()}-${served.incrementAndGet()}.invalid:4567"
-    KinesisClients.substitute(endpoint, fake)
+    KinesisClients.substitute(endpoint, fake, Some(fake.fanOut))
     Map("endpointUrl" -> endpoint, "region" -> "us-east-1", "awsAccessKeyId" -> "fake-key",
       "awsSecretKey" -> "fake-secret")
   }
@@ -291,7 +308,7 @@ object FakeKinesis {
   def hashOf(partitionKey: String, explicit: Option[String] = None): BigInt = explicit.map(BigInt(_)).getOrElse(
     BigInt(1, MessageDigest.getInstance("MD5").digest(partitionKey.getBytes(StandardCharsets.UTF_8))))
 
-  private def serviceError(code: String, message: String): AwsServiceException = {
+  private[testing] def serviceError(code: String, message: String): AwsServiceException = {
     val details = AwsErrorDetails.builder().errorCode(code).errorMessage(message).serviceName("Kinesis").build()
     (code match {
       case "ResourceNotFoundException" => ResourceNotFoundException.builder()
@@ -302,7 +319,7 @@ object FakeKinesis {
     }).message(message).statusCode(400).awsErrorDetails(details).build().asInstanceOf[AwsServiceException]
   }
 
-  private def notFound(message: String) = serviceError("ResourceNotFoundException", message)
+  private[testing] def notFound(message: String) = serviceError("ResourceNotFoundException", message)
   private def invalid(message: String) = serviceError("InvalidArgumentException", message)
   private def error(code: String, message: String) = serviceError(code, message)
 }

@@ -68,6 +68,35 @@ class FakeKinesisSuite extends AnyFunSuite {
     assert(listed.tail.forall(_.parentShardId() == shard))
   }
 
+  test("SubscribeToShard sends a closed shard's records in order, then its children, and ends; at most once a second") {
+    val fake = new FakeKinesis(Some(ServiceLimits()))
+    val stream = fake.create("s", 1)
+    val shard = stream.shards.head
+    (1 to 3).foreach(i => shard.append(s"k$i", s"r$i".getBytes("UTF-8"), 1000L * i))
+    fake.splitShard(SplitShardRequest.builder().streamName("s").shardToSplit(shard.id)
+        .newStartingHashKey(BigInt(2).pow(127).toString).build())
+    val consumer = fake.registerStreamConsumer(RegisterStreamConsumerRequest.builder().streamARN(stream.arn)
+        .consumerName("c").build()).consumer().consumerARN()
+    val events = new java.util.concurrent.ConcurrentLinkedQueue[SubscribeToShardEvent]()
+    val request = SubscribeToShardRequest.builder().consumerARN(consumer).shardId(shard.id)
+      .startingPosition(StartingPosition.builder().`type`(ShardIteratorType.TRIM_HORIZON).build()).build()
+    val handler = SubscribeToShardResponseHandler.builder().subscriber(new java.util.function.Consumer[
+        SubscribeToShardEventStream] {
+        override def accept(e: SubscribeToShardEventStream): Unit = events.add(e.asInstanceOf[SubscribeToShardEvent])
+      }).build()
+    fake.fanOut.subscribeToShard(request, handler).get(10, java.util.concurrent.TimeUnit.SECONDS)
+    val received = events.asScala.toSeq
+    assert(received.flatMap(_.records().asScala.map(_.data().asUtf8String())) == Seq("r1", "r2", "r3"))
+    assert(received.last.continuationSequenceNumber() == null && received.last.childShards().size == 2)
+    val again = fake.fanOut.subscribeToShard(request,
+      SubscribeToShardResponseHandler.builder()
+        .subscriber(new java.util.function.Consumer[SubscribeToShardEventStream] {
+          override def accept(e: SubscribeToShardEventStream): Unit = ()
+        }).build())
+    val e = intercept[java.util.concurrent.ExecutionException](again.get(10, java.util.concurrent.TimeUnit.SECONDS))
+    assert(e.getCause.isInstanceOf[LimitExceededException])
+  }
+
   test("with limits, calls over a rate are answered as the service answers them, and counted") {
     var now = 1000000L
     val limits = ServiceLimits(listShardsPerStream = 3)

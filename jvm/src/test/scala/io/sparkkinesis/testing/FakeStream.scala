@@ -23,17 +23,21 @@ final class FakeShard(
 
   def closed: Boolean = closedAt.isDefined
 
-  def sequenceNumber(index: Long): String = (FakeShard.Base + BigInt(number) * FakeShard.Radix + index).toString
+  /**
+   * The sequence number of record `index`; `sequenceNumber(-1)`, before the first record, is the position an
+   * enhanced fan-out event names as its continuation when nothing was read yet.
+   */
+  def sequenceNumber(index: Long): String = (FakeShard.Base + BigInt(number) * FakeShard.Radix + index + 1).toString
 
-  /** The record index a sequence number of this shard stands for; None when it is not one of this shard's. */
+  /** The record index a sequence number of this shard stands for (-1: before the first); None when not this shard's. */
   def indexOf(sequenceNumber: String): Option[Long] =
     scala.util.Try(BigInt(sequenceNumber)).toOption.map(_ - FakeShard.Base).filter(_ >= 0)
-      .filter(n => n / FakeShard.Radix == number).map(n => (n % FakeShard.Radix).toLong)
+      .filter(n => n / FakeShard.Radix == number).map(n => (n % FakeShard.Radix).toLong - 1)
 
   def startingSequenceNumber: String = sequenceNumber(0)
 
   /** The last sequence number the shard could have had: set once it is closed. */
-  def endingSequenceNumber: Option[String] = closedAt.map(_ => sequenceNumber(FakeShard.Radix.toLong - 1))
+  def endingSequenceNumber: Option[String] = closedAt.map(_ => sequenceNumber(FakeShard.Radix.toLong - 2))
 
   /** Appends a record and returns its index. */
   def append(key: String, bytes: Array[Byte], arrivalMillis: Long): Long = synchronized {

@@ -25,6 +25,7 @@ import software.amazon.awssdk.services.kinesis.model.{
  * @param describeSummaryPerAccount DescribeStreamSummary calls a second per account (20)
  * @param registerConsumerPerAccount RegisterStreamConsumer calls a second per account (5)
  * @param describeConsumerPerStream DescribeStreamConsumer calls a second per stream (20)
+ * @param subscribePerShard       SubscribeToShard calls a second per consumer and shard (1)
  */
 final case class ServiceLimits(
     listShardsPerStream: Int = 1000,
@@ -33,7 +34,8 @@ final case class ServiceLimits(
     getRecordsPerShard: Int = 5,
     describeSummaryPerAccount: Int = 20,
     registerConsumerPerAccount: Int = 5,
-    describeConsumerPerStream: Int = 20) {
+    describeConsumerPerStream: Int = 20,
+    subscribePerShard: Int = 1) {
 
   private val windows = new ConcurrentHashMap[String, Array[Long]]()
   private val throttledCalls = new ConcurrentHashMap[String, AtomicLong]()
