@@ -52,7 +52,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-sink soak clean publish-local
+.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-sink bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -301,6 +301,15 @@ bench-realtime: install-wheel servers bench-venv
 # under sbt; docs/performance.md, "Real-time mode"); about 3 minutes.
 bench-realtime-idle: servers
 	SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bench/realtime/idle_efo.sh $(IDLE_EFO_ARGS)
+
+# The connector's cost at thousands of shards (docs/performance.md, "Scale"): one AvailableNow query per shard count
+# on the in-process fake (100 to 10,000 shards) and on kinesalite (100 to 2,000), results in build/bench/scale/
+# (JSON, CSV, and scale.png when matplotlib is there: make bench-venv); about 10 minutes at today's code.
+# ARGS chooses: ARGS="--server fake --shards 100,1000 --option shardsPerTask=10" (ScaleBench's Scaladoc).
+bench-scale: venv servers
+	$(SBT) "connector/Test/runMain io.sparkkinesis.bench.ScaleBench $(ARGS)"
+	$(PY) -c 'import matplotlib' 2>/dev/null && $(PY) bench/scale/plot.py build/bench/scale || \
+	  echo "bench-scale: no matplotlib in $(VENV) (make bench-venv), so no plot"
 
 # Soak (not part of `make test` or CI): the exactly-once driver on a standalone cluster under 50 injected faults
 # (driver and executor kills, throttling, expired iterators, resharding, server restarts), about 25 minutes; exits

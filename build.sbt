@@ -154,6 +154,10 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
       }))
     case _ => Nil
   }),
+  // A test tagged FullOnly (testing/FullOnly: the 10,000-shard query under the service's limits) runs in
+  // `make test-full` (SPARK_KINESIS_ALL_SUITES=1) only.
+  Test / testOptions ++= (if (sys.env.contains("SPARK_KINESIS_ALL_SUITES")) Nil
+                          else Seq(Tests.Argument(TestFrameworks.ScalaTest, "-l", "io.sparkkinesis.testing.FullOnly"))),
   // Each group of suites shares a forked JVM; the groups run side by side (TestGroups.scala says which and why).
   Test / testGrouping := {
     val fork = ForkOptions()

@@ -105,12 +105,38 @@ private[sparkkinesis] object KinesisClients {
 
   sys.addShutdownHook(closeAll())
 
-  def sync(conn: AwsConnection): KinesisClient = syncClients(conn)
+  def sync(conn: AwsConnection): KinesisClient =
+    if (substitutes.isEmpty) syncClients(conn)
+    else conn.endpointUrl.flatMap(u => Option(substitutes.get(u))).getOrElse(syncClients(conn))
+
+  /**
+   * Clients that stand in for the SDK's at an endpoint URL: an in-process fake service a test or a
+   * benchmark registers (`testing/FakeKinesis`), so the connector's own cost shows without an HTTP server's. Empty
+   * in production; the endpoint URL of a connection chooses it, so the code under test is unchanged.
+   */
+  private val substitutes = new java.util.concurrent.ConcurrentHashMap[String, KinesisClient]()
+  private val fanOutSubstitutes = new java.util.concurrent.ConcurrentHashMap[String, KinesisAsyncClient]()
+
+  /**
+   * Answers every synchronous call to `endpointUrl` with `client`, and enhanced fan-out subscriptions with `fanOut`
+   * when given, until [[withdraw]].
+   */
+  def substitute(endpointUrl: String, client: KinesisClient, fanOut: Option[KinesisAsyncClient] = None): Unit = {
+    substitutes.put(endpointUrl, client)
+    fanOut.foreach(fanOutSubstitutes.put(endpointUrl, _))
+  }
+
+  def withdraw(endpointUrl: String): Unit = {
+    substitutes.remove(endpointUrl)
+    fanOutSubstitutes.remove(endpointUrl)
+  }
 
   def async(conn: AwsConnection, maxConcurrency: Int): KinesisAsyncClient = asyncClients((conn, maxConcurrency))
 
   /** The HTTP/2 client that enhanced fan-out subscriptions (SubscribeToShard) use, one per connection. */
-  def fanOut(conn: AwsConnection): KinesisAsyncClient = fanOutClients(conn)
+  def fanOut(conn: AwsConnection): KinesisAsyncClient =
+    if (fanOutSubstitutes.isEmpty) fanOutClients(conn)
+    else conn.endpointUrl.flatMap(u => Option(fanOutSubstitutes.get(u))).getOrElse(fanOutClients(conn))
 
   /** Lets the synchronous client of `conn` go (a query that used it stopped); others get a new one on request. */
   def retire(conn: AwsConnection): Unit = syncClients.retire(conn)

@@ -20,14 +20,23 @@ private[sparkkinesis] final case class KinesisSourceOffset(
 
   /**
    * This offset, the end of a range that starts at `from`, with the first record of each shard's range that began
-   * at a position not tied to a record (`firstOf`, from the prefetch reports) and no other.
+   * at a position not tied to a record (`firstOf`, from the prefetch reports) and no other. `firstOf` is asked once
+   * per shard read to a record: with thousands of shards it must answer in constant time (a map's `get`, not a
+   * search through the reports, which would make a round quadratic in shards).
    */
   def pinningFirsts(from: KinesisSourceOffset, firstOf: ShardKey => Option[String]): KinesisSourceOffset =
-    copy(firsts = shards.collect {
-      case (k, ShardPosition.After(_))
-          if from.shards.get(k).exists(ShardPosition.startsUntied) && firstOf(k).isDefined =>
-        k -> firstOf(k).get
-    })
+    copy(firsts = shards.iterator.flatMap {
+      case (k, ShardPosition.After(_)) if from.shards.get(k).exists(ShardPosition.startsUntied) =>
+        firstOf(k).map(k -> _)
+      case _ => None
+    }.toMap)
+
+  /**
+   * [[pinningFirsts]] with the first records as a map (shard -> sequence number of its range's first record), built
+   * once from a round's reports: `reports.flatMap(r => r.first.map(f => r.key -> f.sequenceNumber)).toMap`.
+   */
+  def pinningFirstsOf(from: KinesisSourceOffset, firsts: Map[ShardKey, String]): KinesisSourceOffset =
+    pinningFirsts(from, k => firsts.get(k))
 
   def updated(key: ShardKey, position: ShardPosition): KinesisSourceOffset =
     copy(shards = shards.updated(key, position))

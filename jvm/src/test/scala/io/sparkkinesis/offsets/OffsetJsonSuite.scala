@@ -64,6 +64,8 @@ class OffsetJsonSuite extends AnyFunSuite {
           lastInAggregate = true))))
     val firsts = Map(fromTrimHorizon -> "11", fromSequence -> "21", alreadyAfter -> "12")
     assert(end.pinningFirsts(expected, firsts.get).firsts == Map(fromTrimHorizon -> "11"))
+    // The same from a map built once from a round's reports (a lookup per shard, not a search).
+    assert(end.pinningFirstsOf(expected, firsts).firsts == Map(fromTrimHorizon -> "11"))
   }
 
   test("round trip of random offsets") {
