@@ -297,10 +297,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     }
     val next = planner.absorb(from, fresh)
     if (next.shards == from.shards) from
-    else {
-      val firsts = fresh.flatMap(r => r.first.map(f => r.key -> f.sequenceNumber)).toMap
-      next.pinningFirsts(from, firsts.get)
-    }
+    else next.pinningFirstsOf(from, fresh.flatMap(r => r.first.map(f => r.key -> f.sequenceNumber)).toMap)
   }
 
   /** The row limit of a trigger; the largest row count stands for none (see [[getDefaultReadLimit]]). */
