@@ -5,14 +5,15 @@ import java.nio.file.Files
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.fetching.{FaultyGetRecords, FaultySubscriptions, SubscriptionSource}
+import io.sparkkinesis.fetching.{FaultyGetRecords, FaultySubscriptions, FetcherPool, SubscriptionSource}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
  * Real-time mode's fetchers outlive its batches (`fetching.FetcherPool`): over several short batches of a steady
  * query, the batches after the first open no shard iterator (GetRecords) or subscription (enhanced fan-out) anew,
- * counted by a fault layer that plays no fault, and every record is read once, each key in order.
+ * counted by a fault layer that plays no fault, and every record is read once, each key in order. Once the query
+ * stops, none of its fetchers is left pooled.
  */
 @Integration
 class RealTimeFetcherPoolSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
@@ -78,7 +79,12 @@ class RealTimeFetcherPoolSuite extends AnyFunSuite with LocalKinesisServers with
       assert(grown.values.forall(_ <= limit),
         s"over ${query.recentProgress.length - batchesBefore} batches after the first: opened $grown (before: $before)")
       assert(query.exception.isEmpty && query.isActive)
+      assert(FetcherPool.shared.size > 0, "no fetcher pooled between batches")
     } finally query.stop()
+    // The stopped query's pooled fetchers are closed (the suite's queries run one at a time).
+    val deadline = System.nanoTime() + 10L * 1000 * 1000 * 1000
+    while (FetcherPool.shared.size > 0 && System.nanoTime() < deadline) Thread.sleep(20)
+    assert(FetcherPool.shared.size == 0, "the stopped query's fetchers still pooled")
     assertReadInOrder(Collected.rows(sink), written)
   }
 
