@@ -15,7 +15,7 @@ import software.amazon.awssdk.services.kinesis.model._
  *  - `dropConnections(shardId)`: every GetRecords on that shard reaches the server, but the connection drops before
  *    the answer (an SdkClientException caused by a SocketException "Connection reset"), until `calm()`;
  *  - `expireEvery(n)`: every n-th GetRecords (of any shard) is answered ExpiredIteratorException, until `calm()`.
- * Iterators are opaque, so the layer learns them, as the harness's fault proxy does: the iterator GetShardIterator
+ * It counts GetShardIterator calls by shard (`shardIterators`). Iterators are opaque, so the layer learns them, as the harness's fault proxy does: the iterator GetShardIterator
  * hands out belongs to the shard asked for, and each GetRecords answer's next iterator to the same shard.
  */
 final class FaultyGetRecords(real: KinesisClient) {
@@ -24,6 +24,10 @@ final class FaultyGetRecords(real: KinesisClient) {
   @volatile private var dropped: Option[String] = None
   @volatile private var expireEveryN = 0
   private val getRecordsCalls = new AtomicLong
+  private val iteratorCalls = new ConcurrentHashMap[String, AtomicInteger]()
+
+  /** GetShardIterator calls made through the layer on `shardId` so far. */
+  def shardIterators(shardId: String): Int = Option(iteratorCalls.get(shardId)).fold(0)(_.get())
 
   /** Faults delivered, by kind ("throttled", "dropped", "expired"). */
   val injected: Map[String, AtomicInteger] = Seq("throttled", "dropped", "expired").map(_ -> new AtomicInteger).toMap
@@ -38,6 +42,8 @@ final class FaultyGetRecords(real: KinesisClient) {
     new InvocationHandler {
       override def invoke(proxy: Any, method: Method, args: Array[AnyRef]): AnyRef = method.getName match {
         case "getShardIterator" if args != null && args.length == 1 && args(0).isInstanceOf[GetShardIteratorRequest] =>
+          iteratorCalls.computeIfAbsent(args(0).asInstanceOf[GetShardIteratorRequest].shardId(), _ => new AtomicInteger)
+            .incrementAndGet()
           val response = forward(method, args).asInstanceOf[GetShardIteratorResponse]
           Option(response.shardIterator())
             .foreach(shardOf.put(_, args(0).asInstanceOf[GetShardIteratorRequest].shardId()))

@@ -12,7 +12,8 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * `endedBefore`: shards already read to their end that are parents of shards not ended (the other parent of a
  * merged shard), so that the task may go on into a child whose last parent it reads to the end. `closed`: shards
  * the driver's listing shows closed, read to their end by GetRecords whatever the fetch mode (see
- * `fetching.ShardFetchers`).
+ * `fetching.ShardFetchers`). `sourceId`: the query's, whose fetchers the executor keeps between batches
+ * (`fetching.FetcherPool`); `retired`: the application's stopped queries, whose pooled fetchers the executor closes.
  */
 private[sparkkinesis] final case class KinesisRealTimeInputPartition(
     shards: Seq[(ShardKey, ShardPosition)],
@@ -20,4 +21,6 @@ private[sparkkinesis] final case class KinesisRealTimeInputPartition(
     connection: AwsConnection,
     fetch: FetchSettings,
     endedBefore: Set[ShardKey],
-    closed: Set[ShardKey] = Set.empty) extends InputPartition
+    closed: Set[ShardKey] = Set.empty,
+    sourceId: String = "",
+    retired: Seq[String] = Nil) extends InputPartition

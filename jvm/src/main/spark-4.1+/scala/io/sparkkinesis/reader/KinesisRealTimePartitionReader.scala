@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.Record
 
 import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
 import io.sparkkinesis.errors.KinesisException
-import io.sparkkinesis.fetching.{BufferedRecord, PollingShardFetcher, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.fetching.{BufferedRecord, FetcherPool, PollingShardFetcher, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.ShardReport
 
@@ -39,16 +39,31 @@ import io.sparkkinesis.prefetch.ShardReport
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
  * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest, the records
  * handed on and the calls made in this batch.
+ *
+ * Fetchers outlive the batch: a task that ends its batch (Spark asked for [[getOffset]], nothing failed) gives each
+ * shard's fetcher back to the executor's [[FetcherPool]] in [[close]], standing after the last record handed on,
+ * with the records read but not handed on; the next batch's task of the shard takes it when it starts there, so a
+ * steady query makes no GetShardIterator or SubscribeToShard call at a batch's end. A fetcher that failed, whose
+ * last look failed, or whose shard ended is closed instead, and so is every fetcher of a task that failed.
  */
 private[sparkkinesis] final class KinesisRealTimePartitionReader(
     p: KinesisRealTimeInputPartition,
     open: (ShardKey, StartPosition) => ShardFetcher = null,
     clock: () => Long = () => System.currentTimeMillis(),
-    list: String => Seq[ShardDescription] = null)
+    list: String => Seq[ShardDescription] = null,
+    pool: FetcherPool = FetcherPool.shared)
   extends SupportsRealTimeRead[InternalRow] with Logging {
 
   /** Shards known to be closed: the plan's, and children found closed when adopted. Read by GetRecords. */
   private var closed: Set[ShardKey] = p.closed
+
+  /** Fetchers are pooled between batches for a query named by its source id. */
+  private val pooling = p.sourceId.nonEmpty
+  if (pooling) pool.dropSources(p.retired)
+
+  /** Spark asked for the task's offset, so the batch ended as planned; a failure escaped the reader. */
+  private var offered = false
+  private var failed = false
 
   private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
     ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch, closed(key)))
@@ -100,6 +115,25 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     /** When the shard may next give records: its own time, and its fetcher's (a pushed one: once records came). */
     def nextLookAt: Long = math.max(dueAt, fetcher.fold(Long.MinValue)(_.readyAt))
 
+    /** Takes the pooled fetcher of the shard if it stands where the shard starts, with its records not handed on. */
+    def takePooled(): Unit = if (pooling) {
+      pool.take(p.sourceId, key, position, p.fetch, closed(key)).foreach { pooled =>
+        pooled.fetcher.whenReady(() => arrivals.wake())
+        fetcher = Some(pooled.fetcher)
+        page = pooled.leftover.iterator
+        // Its counts so far belong to earlier batches.
+        closedCounts = counts(pooled.fetcher).map(-_)
+      }
+    }
+
+    /** Gives the fetcher back to the pool when the next batch may go on with it, else closes it. */
+    def release(): Unit = fetcher match {
+      case Some(f) if pooling && offered && !failed && readable && retries.count == 0 && !f.broken =>
+        pool.give(p.sourceId, key, f, position, page.toVector, p.fetch, closed(key))
+        fetcher = None
+      case _ => closeFetcher()
+    }
+
     def closeFetcher(): Unit = {
       fetcher.foreach { f =>
         closedCounts = closedCounts.zip(counts(f)).map { case (a, b) => a + b }
@@ -118,12 +152,17 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   }
 
   private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
+  shards.foreach(_.takePooled())
   private var turn = 0
   private var current: InternalRow = _
 
   override def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextWithTimeout(clock(), timeoutMs)
 
-  override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus = {
+  override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
+    try read(startTimeMs, timeoutMs)
+    catch { case e: Throwable => failed = true; throw e }
+
+  private def read(startTimeMs: Long, timeoutMs: Long): RecordStatus = {
     val deadline = startTimeMs + timeoutMs
     while (true) {
       val record = take()
@@ -229,8 +268,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   override def get(): InternalRow = current
 
-  override def getOffset: PartitionOffset =
+  override def getOffset: PartitionOffset = {
+    offered = true
     KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq)
+  }
 
-  override def close(): Unit = shards.foreach(_.closeFetcher())
+  override def close(): Unit = shards.foreach(_.release())
 }

@@ -4,7 +4,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
+import io.sparkkinesis.fetching.FetcherPool
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
+import io.sparkkinesis.prefetch.RetiredSources
 import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputPartition, KinesisRealTimeReaderFactory}
 
 /**
@@ -20,6 +22,10 @@ import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputParti
  * reads a shard to its end goes on into the children it may read (see the reader), so records of a split shard
  * reach the sink within the batch, after every record of their parent; a merged shard whose parents were read by
  * two tasks is read from the next batch on.
+ *
+ * Fetchers outlive batches: a task gives each shard's fetcher back to its executor's `fetching.FetcherPool` when the
+ * batch ends, and the next batch's task of the shard takes it there, so a steady query opens no shard iterator or
+ * subscription at a batch's end. Stopping the query closes its pooled fetchers.
  */
 private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
   extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
@@ -78,7 +84,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
       val tasks = if (groups.isEmpty) Seq(Seq.empty) else groups
       val partitions = tasks.map { keys =>
         KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
-          settings, endedParents, keys.filter(isClosed).toSet): InputPartition
+          settings, endedParents, keys.filter(isClosed).toSet, sourceId, RetiredSources.recent): InputPartition
       }.toArray
       plan = Some((begin, from, partitions))
       plan.get
@@ -97,6 +103,15 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     if (reached.exists { case (k, p) => p == ShardPosition.Ended && !start.shards.get(k).contains(p) })
       shardEnded = true
     KinesisSourceOffset(start.shards ++ reached)
+  }
+
+  /**
+   * Besides what the micro-batch stream lets go of (which retires the query, so the next real-time task of the
+   * application on each executor closes its pooled fetchers there), the fetchers pooled in this JVM are closed now.
+   */
+  override def stop(): Unit = {
+    super.stop()
+    FetcherPool.shared.dropSource(sourceId)
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
