@@ -12,6 +12,9 @@ Which executor ran which task is read from each application's Spark event log.
 * real-time mode (tests/drivers/realtime_cluster_app.py): long-running tasks on both executors read a two-shard
   stream and write to another; each batch starts where the driver merged the executors' offsets, and the output
   holds every record once, in key order.
+* many executors (issue 29.5): a cluster of its own with three workers; each shard stays on one executor and keeps
+  its iterator from batch to batch (GetShardIterator counted per shard by the fault proxy), and a lost executor's
+  shards move once, with every record once, in key order.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pytest
 from conftest import connector_options
 from harness import jvm_threads, standalone_cluster, streams
 from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf
+from harness.fault_fixtures import create_stream, fault_proxy  # noqa: F401 (fault_proxy is a fixture)
 from harness.streaming import (  # noqa: F401 (drivers is a fixture)
     DRIVERS_DIR, STREAMING_DRIVER, Writer, assert_exactly_once_from_replays, drivers, expect_ids, order_violations,
     sink_rows,
@@ -86,7 +90,10 @@ def run_logged(command: List[str], env: Dict[str, str], log_path: Path, timeout:
 
 
 def connector_jar() -> str:
-    """The jar the installed wheel ships, as ``python -m spark_kinesis jar`` prints it."""
+    """The jar the installed wheel ships, as ``python -m spark_kinesis jar`` prints it (``SPARK_KINESIS_JAR`` when
+    set, as tests/harness/local_spark.py takes it)."""
+    if os.environ.get("SPARK_KINESIS_JAR"):
+        return os.environ["SPARK_KINESIS_JAR"]
     jar = subprocess.run([sys.executable, "-m", "spark_kinesis", "jar"], capture_output=True, text=True,
                          check=True, timeout=60).stdout.strip()
     assert Path(jar).is_file(), f"python -m spark_kinesis jar printed {jar!r}"
@@ -306,3 +313,142 @@ def test_a_query_restarted_in_the_same_application_is_not_held_back_by_the_buffe
     assert result["rows"] == RESTART_RECORDS, result
     assert result["firstBatchSeconds"] is not None and result["firstBatchSeconds"] <= RESTART_FIRST_BATCH_S, result
     print(f"restart: {result}")
+
+
+# many executors (issue 29.5)
+AFFINITY_WORKERS = 3
+AFFINITY_SHARDS = 6  # two per executor: one prefetch task and one batch task per executor and round
+AFFINITY_WARMUP = 5  # batches before the counting starts
+AFFINITY_STEADY = 20  # batches over which GetShardIterator calls are counted
+AFFINITY_AFTER_KILL = 20  # batches after an executor is lost
+AFFINITY_TIMEOUT = 200.0
+BATCH_ID = "streaming.sql.batchId"  # the job property Spark gives a micro-batch's jobs
+
+
+@pytest.fixture
+def three_workers(tmp_path):
+    """A cluster of its own with three one-core workers (127.0.0.1, 127.0.0.2, 127.0.0.1): three executor JVMs."""
+    missing = [h for h in standalone_cluster.WORKER_HOSTS if not standalone_cluster.host_usable(h)]
+    if missing:
+        pytest.skip(f"cannot listen on {', '.join(missing)}: the cluster needs two loopback addresses")
+    cluster = standalone_cluster.start(tmp_path / "cluster", workers=AFFINITY_WORKERS)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def shard_executors(log: EventLog, rows: List[dict]) -> Dict[str, List[Tuple[int, str]]]:
+    """Per shard, (batch, executor) of the batch task that wrote its rows, in batch order: the sink's file names
+    give the task's partition (``part-<partition>-...``), the event log which executor ran it. Only tasks that
+    succeeded at their first attempt: where a retry runs is Spark's choice, not the connector's."""
+    fetch_stages = {s for s, names in log.stage_rdds().items() if "FetchRDD" in names}
+    ran: Dict[Tuple[int, int], str] = {}
+    for t in log.streaming_tasks():
+        if t.stage not in fetch_stages and t.reason == "Success" and BATCH_ID in t.job_properties:
+            key = (int(t.job_properties[BATCH_ID]), t.partition)
+            ran[key] = t.executor if t.attempt == 0 and key not in ran else ""
+    seen: Dict[str, Dict[int, str]] = collections.defaultdict(dict)
+    for r in rows:
+        executor = ran.get((r["batch"], int(r["file_name"].split("-")[1])), "")
+        if executor:
+            seen[r["shardId"]][r["batch"]] = executor
+    return {shard: sorted(batches.items()) for shard, batches in sorted(seen.items())}
+
+
+def runs_of(placements: List[Tuple[int, str]]) -> List[str]:
+    """The executors in turn, each once per unbroken run of batches on it."""
+    return [e for i, (_, e) in enumerate(placements) if i == 0 or placements[i - 1][1] != e]
+
+
+def test_many_executors_keep_each_shard_on_one_executor_and_move_a_lost_executors_shards_once(
+        spark, three_workers, fault_proxy, stream_name, tmp_path, drivers):  # noqa: F811
+    """Three executors, six shards, a steady writer and the default trigger, kinesalite behind the fault proxy.
+    (a) Over 20 batches after warm-up every shard stays on one executor: its batch tasks run there (where its
+    prefetch reports said its buffer is), every streaming task runs where it preferred (PROCESS_LOCAL), and the
+    shard's iterator is reused: at most one GetShardIterator per shard per 10 batches. (b) One executor JVM is
+    SIGKILLed: its shards move once, to executors that stay alive, the others do not move, and the output holds
+    every record once, in key order."""
+    cluster = three_workers
+    create_stream(fault_proxy, stream_name, AFFINITY_SHARDS)
+    writer = Writer(streams.client(fault_proxy.upstream_endpoint), stream_name, keys=KEYS, seed=SEED + 29,
+                    resend_failed=False)
+    writer.start(1_000_000, chunk=10, pause=0.1)  # about 100 records a second until stopped
+    events = tmp_path / "events"
+    config = base_config(fault_proxy, stream_name, tmp_path, initialPosition="trim_horizon")
+    config.update(master=cluster.master_url, trigger={}, max_seconds=AFFINITY_TIMEOUT + 60,
+                  conf=dict(cluster_conf(cluster, events), **{"spark.cores.max": str(AFFINITY_WORKERS)}))
+    d = drivers("affinity", STREAMING_DRIVER, config)
+    try:
+        def last_batch() -> int:
+            return max((e["batchId"] for e in d.events() if e["event"] == "progress"), default=-1)
+
+        deadline = time.monotonic() + AFFINITY_TIMEOUT
+
+        def until(batch: int, what: str) -> int:
+            d.wait_until(lambda: last_batch() >= batch or writer.error is not None, deadline - time.monotonic(),
+                         what, interval=0.2, context=lambda: f"last batch {last_batch()}")
+            assert writer.error is None, f"writer failed: {writer.error!r}"
+            return last_batch()
+
+        b0 = until(AFFINITY_WARMUP, f"{AFFINITY_WARMUP} batches")
+        t0, before = time.time(), fault_proxy.calls_by_shard("GetShardIterator")
+        b1 = until(b0 + AFFINITY_STEADY, f"{AFFINITY_STEADY} batches after warm-up")
+        t1, steady = time.time(), fault_proxy.calls_by_shard("GetShardIterator")
+
+        victim = max(cluster.executors(), key=lambda e: int(e.executor_id))
+        assert cluster.kill_executor(victim), f"executor {victim} was not running"
+        b2 = until(b1 + AFFINITY_AFTER_KILL, f"{AFFINITY_AFTER_KILL} batches after executor {victim.executor_id} "
+                                             "was killed")
+        after = fault_proxy.calls_by_shard("GetShardIterator")
+        writer.stop()
+        writer._thread.join(30)
+        assert writer.error is None, f"writer failed: {writer.error!r}"
+        written = writer.written
+        d.wait_until(lambda: sum(e.get("numInputRows", 0) for e in d.events()) >= written,
+                     max(10.0, deadline - time.monotonic()), f"the query to read all {written} records")
+        code = d.stop()
+    except BaseException:
+        writer.stop()
+        raise
+    assert code == 0, f"driver exited with {code}:\n{d.log_tail()}"
+    writer.check_own_order()
+
+    shards = [f"shardId-{i:012d}" for i in range(AFFINITY_SHARDS)]
+    gets = {s: (steady.get((stream_name, s), 0) - before.get((stream_name, s), 0),
+                after.get((stream_name, s), 0) - steady.get((stream_name, s), 0)) for s in shards}
+    rows = sink_rows(spark, Path(config["output"]))
+    log = EventLog.single_in(events)
+    placements = shard_executors(log, rows)
+    print(f"batches {b0}..{b1} steady, {b1}..{b2} after killing executor {victim.executor_id}; "
+          f"GetShardIterator per shard (steady, after the kill): {gets}")
+    print("executor per shard, in turn: " + ", ".join(f"{s}: {runs_of(p)}" for s, p in placements.items()))
+
+    # (a) Affinity while nothing fails.
+    allowed = (b1 - b0) // 10
+    assert all(steady_gets <= allowed for steady_gets, _ in gets.values()), \
+        f"more than {allowed} GetShardIterator calls per shard in {b1 - b0} batches: {gets}"
+    at_kill = {}
+    for s in shards:
+        steady_runs = runs_of([p for p in placements.get(s, []) if b0 < p[0] <= b1])
+        assert len(steady_runs) == 1, f"shard {s} ran on executors {steady_runs} in batches {b0 + 1}..{b1}"
+        at_kill[s] = steady_runs[0]
+    steady_tasks = [t for t in log.streaming_tasks() if t0 * 1000 <= t.launch <= t1 * 1000]
+    elsewhere = [t for t in steady_tasks if t.locality != "PROCESS_LOCAL"]
+    assert steady_tasks and not elsewhere, \
+        f"{len(elsewhere)} of {len(steady_tasks)} tasks ran away from their executor: {elsewhere[:5]}"
+
+    # (b) The lost executor's shards moved once, to a live executor; the others stayed.
+    moved = [s for s in shards if at_kill[s] == victim.executor_id]
+    assert moved, f"executor {victim.executor_id} read no shard: {at_kill}"
+    for s in shards:
+        later = runs_of([p for p in placements[s] if p[0] > b0])
+        if s in moved:
+            assert len(later) == 2 and later[1] != victim.executor_id, \
+                f"shard {s} of the lost executor {victim.executor_id} ran on {later}"
+        else:
+            assert later == [at_kill[s]], f"shard {s} moved though its executor lived: {later}"
+            assert gets[s][1] <= (b2 - b1) // 10, f"shard {s} kept its executor but got new iterators: {gets}"
+    expect_ids((r["id"] for r in rows), writer.ids)
+    bad = order_violations(rows)
+    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])

@@ -104,6 +104,8 @@ def test_get_records_are_counted_per_shard_and_stream(fault_proxy, stream_name):
 
     assert fault_proxy.get_records_calls_by_shard() == {(stream_name, SHARD1): 5, (stream_name, SHARD0): 2}
     assert fault_proxy.get_records_calls_by_stream() == {stream_name: 7}
+    assert fault_proxy.calls_by_shard("GetRecords") == fault_proxy.get_records_calls_by_shard()
+    assert fault_proxy.calls_by_shard("GetShardIterator") == {(stream_name, SHARD1): 1, (stream_name, SHARD0): 1}
     assert fault_proxy.calls("GetRecords") == 7
 
 

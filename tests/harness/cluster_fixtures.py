@@ -72,6 +72,7 @@ class TaskRun:
     host: str
     speculative: bool
     launch: int  # ms since the epoch
+    locality: str = ""  # PROCESS_LOCAL (on the executor it preferred), NODE_LOCAL, ANY, ...
     finish: Optional[int] = None
     reason: Optional[str] = None  # "Success", "TaskKilled", "ExceptionFailure", ...
     job_properties: Dict[str, str] = field(default_factory=dict, repr=False)
@@ -102,6 +103,11 @@ class EventLog:
         """Executor id -> host, for every executor the application had."""
         return {e["Executor ID"]: e["Executor Info"]["Host"] for e in self.of_type("ExecutorAdded")}
 
+    def stage_rdds(self) -> Dict[int, List[str]]:
+        """Stage id -> the names of the RDDs it computes (a class name when the RDD has none: ``FetchRDD``, ...)."""
+        return {e["Stage Info"]["Stage ID"]: [r.get("Name", "") for r in e["Stage Info"].get("RDD Info", [])]
+                for e in self.of_type("StageSubmitted")}
+
     def tasks(self) -> List[TaskRun]:
         """Every task attempt the application launched, in launch order."""
         stage_properties: Dict[int, Dict[str, str]] = {}
@@ -115,6 +121,7 @@ class EventLog:
                 task_id=info["Task ID"], stage=start["Stage ID"], partition=info.get("Partition ID", info["Index"]),
                 attempt=info["Attempt"], executor=info["Executor ID"], host=info["Host"],
                 speculative=bool(info.get("Speculative")), launch=info["Launch Time"],
+                locality=info.get("Locality", ""),
                 job_properties=stage_properties.get(start["Stage ID"], {}))
         for end in self.of_type("TaskEnd"):
             info = end["Task Info"]

@@ -44,6 +44,8 @@ What it counts
   so the proxy learns them: a GetShardIterator request names the stream and shard, and the iterator in
   its response is mapped to that shard; each GetRecords response's ``NextShardIterator`` is then mapped
   to the same shard. GetRecords with an iterator the proxy never saw count under ``(None, None)``.
+* ``calls_by_shard(operation)``: requests of one operation per ``(stream, shard_id)``: GetShardIterator by the
+  shard its request names, GetRecords as ``get_records_calls_by_shard()`` counts them.
 * ``get_records_calls_by_stream()``, ``put_records_requests()`` (entry count and bytes of data plus
   partition keys per PutRecords request) and ``injected(kind)`` for the faults actually delivered.
 
@@ -654,6 +656,12 @@ class FaultProxy:
         with self._lock:
             return dict(self._calls)
 
+    def calls_by_shard(self, operation: str) -> Dict[Shard, int]:
+        """Requests of ``operation`` per (stream, shard id), faulted ones included: GetShardIterator by the shard its
+        request names, GetRecords by the shard its iterator was learnt for (``UNKNOWN_SHARD`` if none)."""
+        with self._lock:
+            return {shard: n for (op, shard), n in self._calls_by_shard.items() if op == operation}
+
     def get_records_calls_by_shard(self) -> Dict[Shard, int]:
         """GetRecords requests per (stream, shard id); ``UNKNOWN_SHARD`` for iterators not seen being issued."""
         with self._lock:
@@ -717,6 +725,7 @@ class FaultProxy:
 
     def _reset_counters_locked(self) -> None:
         self._calls: Counter = Counter()
+        self._calls_by_shard: Counter = Counter()  # (operation, shard)
         self._get_records_by_shard: Counter = Counter()
         self._put_records: List[PutRecordsRequest] = []
         self._injected: Counter = Counter()
@@ -784,6 +793,8 @@ class FaultProxy:
                 self._get_records_by_shard[shard] += 1
             if request is not None and operation == "GetShardIterator":
                 shard = (_stream_of(request), request.get("ShardId"))
+            if request is not None and operation in ("GetRecords", "GetShardIterator"):
+                self._calls_by_shard[(operation, shard)] += 1
             if request is not None and operation == "PutRecords":
                 entries = request.get("Records") or []
                 self._put_records.append(PutRecordsRequest(len(entries), sum(_entry_bytes(e) for e in entries)))

@@ -9,7 +9,8 @@ from typing import Mapping
 
 
 def local_session(app_name: str, master: str = "local[2]", conf: Mapping[str, object] = ()):
-    """Start (or get) a SparkSession for tests: UI off, driver on 127.0.0.1, two shuffle partitions, `conf` on top."""
+    """Start (or get) a SparkSession for tests: UI off, driver on 127.0.0.1, two shuffle partitions, `conf` on top,
+    and the connector's jar (the installed wheel's, or ``SPARK_KINESIS_JAR`` when set)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -29,7 +30,10 @@ def local_session(app_name: str, master: str = "local[2]", conf: Mapping[str, ob
     )
     for key, value in dict(conf).items():
         builder = builder.config(key, str(value))
-    spark = configure_spark_with_kinesis(builder).getOrCreate()
+    # SPARK_KINESIS_JAR: a connector jar of your own (a worktree's `bin/sbt connector/assembly`) instead of the
+    # installed wheel's, for trying a Scala change in driver scripts without reinstalling the wheel.
+    own_jar = os.environ.get("SPARK_KINESIS_JAR")
+    spark = (builder.config("spark.jars", own_jar) if own_jar else configure_spark_with_kinesis(builder)).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
 

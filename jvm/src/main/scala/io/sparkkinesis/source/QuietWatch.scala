@@ -21,8 +21,9 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * shards that are not quiet, so a quiet query runs no Spark job at all, and a query with a few busy shards among
  * many quiet ones runs rounds of the busy ones only. A quiet shard with news (a record, its end, or an error for
  * the executors to meet and report) wakes up: the next round reads it. If that round leaves it caught up, the
- * shard trickles and goes back to the watch at once; if not (a backlog), it stays in the rounds until it is quiet
- * again. The records the driver sees are not kept: the round reads them.
+ * shard trickles and goes back to the watch at once; if not (a backlog), or if the watch's first look already found
+ * news (records come faster than the watch looks: a busy shard that only seemed quiet because a batch took longer
+ * than `quietAfterMillis`), it stays in the rounds until it is quiet again. The records the driver sees are not kept: the round reads them.
  *
  * The calls run on the watch's own threads, each shard on its own schedule, so a shard's news is taken up by the
  * next `latestOffset` call without waiting for the looks at other shards. Only the stream execution thread calls
@@ -43,6 +44,10 @@ private[sparkkinesis] final class QuietWatch(
   private final class Watch(val key: ShardKey, val at: ShardPosition) {
     @volatile var cancelled = false
     @volatile var woke = false
+    // Set (before `woke`) when the first look found news: the shard had records again within a look's delay of
+    // going quiet, so it is busy, not trickling (a batch that took longer than `quietAfterMillis` made it look quiet).
+    @volatile var wokeAtOnce = false
+    var looks = 0 // on the watch's threads, one look at a time
     var fetcher: ShardFetcher = _
   }
 
@@ -119,7 +124,10 @@ private[sparkkinesis] final class QuietWatch(
     anyWoke = false
     val found = watches.values().asScala.filter(_.woke).toSeq
     found.foreach(w => watches.remove(w.key, w))
-    backFromWatch ++= found.map(_.key)
+    // Only a shard that waited for its news trickles; one with news at the first look stays in the rounds until it
+    // is quiet again (else a steady stream whose rounds leave it caught up would go back and forth, a new iterator
+    // on the driver each time).
+    backFromWatch ++= found.filterNot(_.wokeAtOnce).map(_.key)
     found.map(_.key).sortBy(k => (k.stream, k.shardId))
   }
 
@@ -128,7 +136,8 @@ private[sparkkinesis] final class QuietWatch(
     catch { case _: RejectedExecutionException => () } // closed
 
   private def look(w: Watch): Unit = if (!w.cancelled) {
-    if (hasNews(w)) { w.woke = true; anyWoke = true }
+    w.looks += 1
+    if (hasNews(w)) { w.wokeAtOnce = w.looks == 1; w.woke = true; anyWoke = true }
     else if (!w.cancelled) schedule(w, options.fetch.idlePeriodMillis)
   }
 

@@ -286,6 +286,53 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       assert(rounds == Seq(Seq(key)), s"rounds after the quiet spell: $rounds")
     } finally source.stop()
   }
+
+  test("a busy shard that only looked quiet while a batch ran long stays in the rounds: no new driver iterators") {
+    val stream = freshStream(server, "source-busy", 1)
+    put(server, stream, records(0, 10))
+    spark.sparkContext
+    val dir = Files.createTempDirectory("kinesis-source").resolve("sources").resolve("0")
+    val source = new KinesisMicroBatchStream(
+      SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString,
+      quietAfterMillis = 2000)
+    try {
+      var offset = source.initialOffset().asInstanceOf[KinesisSourceOffset]
+      def step(): Boolean = {
+        val next = source.latestOffset(offset, source.getDefaultReadLimit).asInstanceOf[KinesisSourceOffset]
+        val moved = next != offset
+        offset = next
+        if (!moved) Thread.sleep(10)
+        moved
+      }
+      def metric(name: String): Long = source.metrics(Optional.of(offset)).get(name).toLong
+      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+      def until(what: String)(done: => Boolean): Unit =
+        while (!done) {
+          assert(System.nanoTime() < deadline, s"timed out waiting until $what; offset $offset")
+          step()
+        }
+      val key = offset.shards.keys.head
+      def planned(text: String): Boolean = {
+        val r = readAll(server, stream).find(_.text == text).get
+        offset.shards(key) == ShardPosition.After(RecordPosition(r.sequenceNumber, 0, lastInAggregate = true))
+      }
+      until("the ten records are planned")(planned("r9"))
+      // A batch runs longer than quietAfterMillis: no round meanwhile, while records keep coming.
+      Thread.sleep(2500)
+      put(server, stream, records(10, 11))
+      until("the new record is planned")(planned("r10"))
+      // The driver took the shard for quiet and looked once: news at the first look, so the shard is busy, not a
+      // trickle. It stays in the rounds (a shard back in the watch would cost a new iterator on the driver).
+      val looks = metric("driverGetRecordsCalls")
+      assert(looks >= 1, "the driver never looked at the shard")
+      val stay = System.nanoTime() + 1500L * 1000 * 1000 // less than quietAfterMillis after the round
+      while (System.nanoTime() < stay) {
+        step()
+        assert(metric("quietShards") == 0, "a busy shard went back to the driver's watch")
+      }
+      assert(metric("driverGetRecordsCalls") == looks)
+    } finally source.stop()
+  }
 }
 
 object KinesisStreamingSourceSuite {
