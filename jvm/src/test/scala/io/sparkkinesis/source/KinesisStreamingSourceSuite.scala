@@ -220,6 +220,31 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     } finally source.stop()
   }
 
+  /**
+   * Spark's trigger loop on a source, without the batches: asks for the next offset again and again, 10 ms apart
+   * when nothing moved (Spark's spark.sql.streaming.pollingDelay), for 60 s at most; `context` follows a timeout.
+   */
+  private final class TriggerLoop(source: KinesisMicroBatchStream, context: => String = "") {
+    var offset: KinesisSourceOffset = source.initialOffset().asInstanceOf[KinesisSourceOffset]
+    private val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+
+    def step(): Boolean = {
+      val next = source.latestOffset(offset, source.getDefaultReadLimit).asInstanceOf[KinesisSourceOffset]
+      val moved = next != offset
+      offset = next
+      if (!moved) Thread.sleep(10)
+      moved
+    }
+
+    def metric(name: String): Long = source.metrics(Optional.of(offset)).get(name).toLong
+
+    def until(what: String)(done: => Boolean): Unit =
+      while (!done) {
+        assert(System.nanoTime() < deadline, s"timed out waiting until $what; offset $offset$context")
+        step()
+      }
+  }
+
   test("a quiet query runs no prefetch job: the driver looks at the shards itself, and a new record costs one round") {
     val stream = freshStream(server, "source-quiet", 3)
     put(server, stream, records(0, 30))
@@ -238,23 +263,8 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString,
       counting, quietAfterMillis = 2000)
     try {
-      // Spark's trigger loop, without the batches: ask for the next offset again and again, 10 ms apart when
-      // nothing moved (Spark's spark.sql.streaming.pollingDelay).
-      var offset = source.initialOffset().asInstanceOf[KinesisSourceOffset]
-      def step(): Boolean = {
-        val next = source.latestOffset(offset, source.getDefaultReadLimit).asInstanceOf[KinesisSourceOffset]
-        val moved = next != offset
-        offset = next
-        if (!moved) Thread.sleep(10)
-        moved
-      }
-      def metric(name: String): Long = source.metrics(Optional.of(offset)).get(name).toLong
-      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
-      def until(what: String)(done: => Boolean): Unit =
-        while (!done) {
-          assert(System.nanoTime() < deadline, s"timed out waiting until $what; offset $offset, ${jobs.get()} jobs")
-          step()
-        }
+      val loop = new TriggerLoop(source, s", ${jobs.get()} jobs")
+      import loop._
 
       until("the driver watches every shard")(metric("quietShards") == 3)
       assert(offset.shards.values.map {
@@ -296,21 +306,8 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString,
       quietAfterMillis = 2000)
     try {
-      var offset = source.initialOffset().asInstanceOf[KinesisSourceOffset]
-      def step(): Boolean = {
-        val next = source.latestOffset(offset, source.getDefaultReadLimit).asInstanceOf[KinesisSourceOffset]
-        val moved = next != offset
-        offset = next
-        if (!moved) Thread.sleep(10)
-        moved
-      }
-      def metric(name: String): Long = source.metrics(Optional.of(offset)).get(name).toLong
-      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
-      def until(what: String)(done: => Boolean): Unit =
-        while (!done) {
-          assert(System.nanoTime() < deadline, s"timed out waiting until $what; offset $offset")
-          step()
-        }
+      val loop = new TriggerLoop(source)
+      import loop._
       val key = offset.shards.keys.head
       def planned(text: String): Boolean = {
         val r = readAll(server, stream).find(_.text == text).get

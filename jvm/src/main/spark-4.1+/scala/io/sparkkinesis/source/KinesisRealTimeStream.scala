@@ -1,6 +1,5 @@
 package io.sparkkinesis.source
 
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
@@ -45,15 +44,6 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   /** The shards per task last warned about, so that a steady query warns once. */
   @volatile private var warnedPerTask: Option[Int] = None
 
-  /**
-   * Spark's task slots now: its default parallelism (the executors' cores, or `spark.default.parallelism` when set,
-   * or N of `local[N]`) over the CPUs a task takes; no limit when no session is at hand.
-   */
-  private def taskSlots: Int =
-    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).map(_.sparkContext).fold(Int.MaxValue) { sc =>
-      math.max(1, sc.defaultParallelism / math.max(1, sc.getConf.getInt("spark.task.cpus", 1)))
-    }
-
   override def prepareForRealTimeMode(): Unit = {
     RealTimeMode.checkOptions(options)
     realTime = true
@@ -69,11 +59,11 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     plan.filter(_._1 == begin).getOrElse {
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
-      val slots = taskSlots
-      val perTask = RealTimeMode.shardsPerTask(readable.size, options.shardsPerTask, slots)
+      val taskSlots = slots()
+      val perTask = RealTimeMode.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
       if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {
         warnedPerTask = Some(perTask)
-        logWarning(s"Real-time mode: ${readable.size} shards to read with $slots task slots; each task reads " +
+        logWarning(s"Real-time mode: ${readable.size} shards to read with $taskSlots task slots; each task reads " +
           s"$perTask shards instead of ${options.shardsPerTask} (shardsPerTask), since a task without a slot for " +
           "the whole batch reads nothing. Give the query one slot per shard for one task per shard.")
       }

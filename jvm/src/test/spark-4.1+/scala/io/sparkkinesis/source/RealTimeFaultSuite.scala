@@ -16,7 +16,8 @@ import io.sparkkinesis.testing.TestStreams._
  * in order, and the query does not fail. A shard that backs off holds up none of its task's other shards.
  */
 @Integration
-class RealTimeFaultSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+class RealTimeFaultSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession
+  with RealTimeQueries {
   import RealTimeModeSuite.{Collected, Got}
 
   /** One batch for the whole test: a task's failures are counted within its batch. */
@@ -36,19 +37,6 @@ class RealTimeFaultSuite extends AnyFunSuite with LocalKinesisServers with Share
       .writeStream.foreach(new Collected(sink))
       .option("checkpointLocation", Files.createTempDirectory("rt-faults").toString)
       .outputMode("update").trigger(trigger).start()
-
-  /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
-  private def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
-    while (!done) {
-      query.exception.foreach(e => fail(e))
-      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
-      Thread.sleep(20)
-    }
-  }
-
-  private def records(from: Int, until: Int): Seq[(String, String)] =
-    (from until until).map(i => s"k${i % 10}" -> s"r$i")
 
   /** Every record put once, each key's records in the order they were put, none of another. */
   private def assertReadInOrder(rows: Seq[Got], written: Seq[(String, String)]): Unit = {

@@ -16,7 +16,8 @@ import io.sparkkinesis.testing.TestStreams._
  * stops, none of its fetchers is left pooled.
  */
 @Integration
-class RealTimeFetcherPoolSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+class RealTimeFetcherPoolSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession
+  with RealTimeQueries {
   import RealTimeModeSuite.{Collected, Got}
 
   override protected def beforeAll(): Unit = {
@@ -32,18 +33,6 @@ class RealTimeFetcherPoolSuite extends AnyFunSuite with LocalKinesisServers with
       .writeStream.foreach(new Collected(sink))
       .option("checkpointLocation", Files.createTempDirectory("rt-pool").toString)
       .outputMode("update").trigger(Trigger.RealTime("3 seconds")).start()
-
-  private def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
-    while (!done) {
-      query.exception.foreach(e => fail(e))
-      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
-      Thread.sleep(20)
-    }
-  }
-
-  private def records(from: Int, until: Int): Seq[(String, String)] =
-    (from until until).map(i => s"k${i % 10}" -> s"r$i")
 
   private def assertReadInOrder(rows: Seq[Got], count: Int): Unit = {
     assert(rows.map(_.data).sorted == (0 until count).map(i => s"r$i").sorted, "every record exactly once")

@@ -21,7 +21,8 @@ import io.sparkkinesis.testing.TestStreams._
  * read, merged on the driver.
  */
 @Integration
-class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession
+  with RealTimeQueries {
   import RealTimeModeSuite._
 
   /** Batches of two seconds (Spark's floor is five unless lowered, as here, for shorter tests). */
@@ -50,19 +51,6 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
       .selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId", "sequenceNumber", "subSequenceNumber")
       .writeStream.foreach(new Collected(sink)).option("checkpointLocation", checkpoint)
       .outputMode("update").trigger(batches).start()
-
-  /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
-  private def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
-    while (!done) {
-      query.exception.foreach(e => fail(e))
-      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
-      Thread.sleep(20)
-    }
-  }
-
-  private def records(from: Int, until: Int): Seq[(String, String)] =
-    (from until until).map(i => s"k${i % 10}" -> s"r$i")
 
   test("records pass a stateless transformation to the memory sink as they arrive, with their arrival times") {
     val server = kinesisMock

@@ -1,0 +1,22 @@
+package io.sparkkinesis.source
+
+import org.apache.spark.sql.streaming.StreamingQuery
+import org.scalatest.Assertions
+
+/** What the real-time suites share: waiting on a running query for a condition, and records under ten keys. */
+trait RealTimeQueries extends Assertions {
+
+  /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
+  protected def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
+    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
+    while (!done) {
+      query.exception.foreach(e => fail(e))
+      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
+      Thread.sleep(20)
+    }
+  }
+
+  /** Records `r<from>` to `r<until - 1>`, keyed `k0` to `k9` in turn. */
+  protected def records(from: Int, until: Int): Seq[(String, String)] =
+    (from until until).map(i => s"k${i % 10}" -> s"r$i")
+}
