@@ -324,11 +324,15 @@ private[sparkkinesis] class KinesisMicroBatchStream(
       val first = if (ShardPosition.startsUntied(fromPos)) e.firsts.get(k) else None
       k -> ShardRange(k, options.streamsByName(k.stream), fromPos, last, first)
     }.toMap
-    // Shards whose buffers share an executor share tasks, no more tasks than Spark has slots (TaskSlots).
-    val perTask = TaskSlots.shardsPerTask(planned.size, options.shardsPerTask, slots())
-    ShardGrouping.group(planned.keys.toSeq, perTask, planner.location, planner.load).map { keys =>
-      KinesisMicroBatchInputPartition(sourceId, keys.map(planned), options.connection, options.fetch,
-        planner.location(keys.head)): InputPartition
+    // Shards whose buffers share an executor share tasks, no more tasks than Spark has slots (TaskSlots). A shard
+    // and its children in one batch (Trigger.Once reads a reshard whole) go to one task, parents first, so that each
+    // key's records come in order.
+    val families = Lineage.families(planned.keys.toSeq, tracker.parentsOf)
+    val perTask = TaskSlots.shardsPerTask(families.size, options.shardsPerTask, slots())
+    ShardGrouping.group(families.keys.toSeq, perTask, planner.location,
+      (root: ShardKey) => families(root).map(planner.load).sum).map { roots =>
+      KinesisMicroBatchInputPartition(sourceId, roots.flatMap(families).map(planned), options.connection,
+        options.fetch, planner.location(roots.head)): InputPartition
     }.toArray
   }
 

@@ -61,6 +61,9 @@ private[sparkkinesis] final class ShardTracker(
         .foldLeft(kept)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     }
 
+  /** The shard's parents, by the last listing (none for a shard the stream was created with). */
+  def parentsOf(key: ShardKey): Seq[ShardKey] = parents.getOrElse(key, Nil)
+
   /** When the next listing is due (the last one plus `intervalMillis`). */
   def nextListingMillis: Long = lastListing + intervalMillis
 

@@ -46,7 +46,15 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
     spark.range(1000).repartition(2).selectExpr("CAST(id AS STRING) AS data", "'k' AS partitionKey")
       .write.format("kinesis").options(connectionOptions + ("streamName" -> stream)).mode("append").save()
     val store = spark.sharedState.statusStore
-    val execution = store.executionsList().maxBy(_.executionId)
+    // save() returns when the job ends; Spark's listeners learn of its tasks' metrics a moment later, on their own
+    // thread. Once the execution's end is in the store, every task's end (posted before it) is too.
+    val deadline = System.nanoTime() + 30L * 1000 * 1000 * 1000
+    def last = store.executionsList().maxBy(_.executionId)
+    while (last.completionTime.isEmpty) {
+      assert(System.nanoTime() < deadline, "the write's SQL execution did not end in the status store within 30 s")
+      Thread.sleep(10)
+    }
+    val execution = last
     val values = store.executionMetrics(execution.executionId)
     val byName = execution.metrics.map(m => m.name -> values.get(m.accumulatorId)).toMap
     assert(byName("Kinesis records written").contains("1000"), byName)

@@ -46,4 +46,11 @@ class ShardGroupingSuite extends AnyFunSuite {
     assert(tasks(2000, 1, 16).size == 16)
     assert(tasks(7, 1, 1).size == 1 && tasks(7, 1, 0).size == 1) // no slot known: one task reads all
   }
+  test("a batch's shards in families: a shard with its parents and children of the same batch, parents first") {
+    def k(i: Int) = io.sparkkinesis.offsets.ShardKey("s", f"shardId-$i%012d")
+    // 0 split into 2 and 3; 3 and 4 merged into 5; 1 alone; 6's parent is not in the batch.
+    val parents = Map(k(2) -> Seq(k(0)), k(3) -> Seq(k(0)), k(5) -> Seq(k(3), k(4)), k(6) -> Seq(k(9)))
+    val families = Lineage.families(Seq(k(5), k(1), k(3), k(6), k(0), k(4), k(2)), parents.getOrElse(_, Nil))
+    assert(families == Map(k(0) -> Seq(k(0), k(2), k(3), k(4), k(5)), k(1) -> Seq(k(1)), k(6) -> Seq(k(6))))
+  }
 }
