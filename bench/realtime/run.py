@@ -87,17 +87,29 @@ def latency(spark, cfg: dict, kinesis, work: Path) -> dict:
             cfg["rate"], cfg["seconds"], tick=0.05)
         if not wait_for_output(query, kinesis, target, written + 1, 120):
             return {"error": f"not every one of {written} records came through in 120 s"}
+        # Each batch's start (the progress's trigger time, epoch ms) and where its time went outside its tasks.
+        batches = [{"batchId": p["batchId"], "startMs": round(iso_millis(p["timestamp"])), "durationMs": p["durationMs"]}
+                   for p in query.recentProgress]
     finally:
         query.stop()
     arrived_in = {bytes(r["data"]).decode(): r["arrival_timestamp"] for r in streams.read_all(kinesis, source)}
     arrived_out = {}
     for r in streams.read_all(kinesis, target):
         arrived_out.setdefault(bytes(r["data"]).decode(), r["arrival_timestamp"])
-    lat = sorted((arrived_out[k] - t).total_seconds() * 1000 for k, t in arrived_in.items()
-                 if k != "warm-up" and k in arrived_out)
+    series = sorted((t.timestamp() * 1000, (arrived_out[k] - t).total_seconds() * 1000) for k, t in arrived_in.items()
+                    if k != "warm-up" and k in arrived_out)
+    lat = sorted(x for _, x in series)
     return {"written": written, "arrived": len(lat), "p50_ms": round(lat[len(lat) // 2]),
-            "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))]), "max_ms": round(lat[-1]),
-            "latencies_ms": [round(x, 1) for x in lat]}
+            "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))]),
+            "p999_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.999))]), "max_ms": round(lat[-1]),
+            "latencies_ms": [round(x, 1) for x in lat],
+            "series": [[round(t), round(x, 1)] for t, x in series], "batches": batches}
+
+
+def iso_millis(text: str) -> float:
+    """Epoch milliseconds of a progress timestamp (ISO 8601, UTC, 'Z')."""
+    from datetime import datetime
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000
 
 
 def throughput(spark, cfg: dict, kinesis, work: Path) -> dict:
@@ -162,7 +174,7 @@ def run_one(server, kinesis, args, mode: str) -> dict:
            "batch_duration": args.batch_duration, "slots": args.shards + 2}
     started = time.monotonic()
     result = run_child(__file__, cfg, args.timeout * 2 + args.seconds + 600)
-    shown = {k: ({x: y for x, y in v.items() if x != "latencies_ms"} if isinstance(v, dict) else v)
+    shown = {k: ({x: y for x, y in v.items() if x not in ("latencies_ms", "series")} if isinstance(v, dict) else v)
              for k, v in result.items()}
     print(f"{mode}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
     for name in names.values():
@@ -172,7 +184,8 @@ def run_one(server, kinesis, args, mode: str) -> dict:
 
 def table(results: list) -> str:
     return results_table(results, ["mode"], [
-        ("latency p50 (ms)", "latency", "p50_ms"), ("p99 (ms)", "latency", "p99_ms"), ("max (ms)", "latency", "max_ms"),
+        ("latency p50 (ms)", "latency", "p50_ms"), ("p99 (ms)", "latency", "p99_ms"),
+        ("p99.9 (ms)", "latency", "p999_ms"), ("max (ms)", "latency", "max_ms"),
         ("records/s (backlog)", "throughput", "records_per_s")])
 
 
@@ -191,6 +204,30 @@ def plot(results: list) -> None:
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     save_figure(fig, "realtime-bench")
+    timeline(ok)
+
+
+def timeline(results: list) -> None:
+    """Each record's latency against when it was put, real-time batch ends marked: where the pauses fall."""
+    timed = [r for r in results if r["result"]["latency"].get("series")]
+    if not timed:
+        return
+    fig, ax = new_figure()
+    t0 = min(r["result"]["latency"]["series"][0][0] for r in timed)
+    for r in timed:
+        series = r["result"]["latency"]["series"]
+        ax.plot([(t - t0) / 1000 for t, _ in series], [x for _, x in series], ".", markersize=2, label=r["mode"])
+        if r["mode"] == "real-time":  # a batch ends at its trigger's start plus the trigger's time
+            ends = [(b["startMs"] + b["durationMs"]["triggerExecution"] - t0) / 1000
+                    for b in r["result"]["latency"].get("batches", [])]
+            for i, x in enumerate(x for x in ends if x >= 0):
+                ax.axvline(x, color="tab:red", alpha=0.4, linewidth=1, label="real-time batch end" if i == 0 else None)
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds into the latency phase (record put)")
+    ax.set_ylabel("input to output arrival (ms, log scale)")
+    ax.set_title("Latency over time, with real-time batch ends", fontsize=9)
+    ax.legend(fontsize=8, markerscale=4)
+    save_figure(fig, "realtime-batch-ends")
 
 
 def main() -> None:
@@ -202,12 +239,13 @@ def main() -> None:
     parser.add_argument("--fetch-period", default="50ms", help="minFetchPeriod in real-time mode")
     parser.add_argument("--record-delay", default="5ms", help="the sink's maxRecordDelay in real-time mode")
     parser.add_argument("--batch-duration", default="5 minutes", help="real-time batch duration")
+    parser.add_argument("--modes", default=",".join(MODES), help="which of the modes to run, comma-separated")
     args = parser.parse_args()
     if replot_or_child(args, "realtime-bench", plot, child):
         return
     results = []
     with local_server(args.server) as (server, kinesis):
-        for mode in MODES:
+        for mode in args.modes.split(","):
             results.append({"mode": mode, "result": run_one(server, kinesis, args, mode)})
     summary = {"versions": versions(args.server), "records": args.records, "size": args.size,
                "shards": args.shards, "rate": args.rate, "seconds": args.seconds,
