@@ -12,7 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import software.amazon.awssdk.services.kinesis.model.SplitShardRequest
 
-import io.sparkkinesis.testing.{FakeKinesis, FullOnly, Integration, ServiceLimits, SharedSparkSession}
+import io.sparkkinesis.testing.{FakeKinesis, Integration, ServiceLimits, SharedSparkSession}
 
 /**
  * A query on 10,000 shards under the service's call-rate limits (docs/testing.md, "The in-process fake"): the
@@ -78,10 +78,10 @@ class ServiceLimitsSuite extends AnyFunSuite with SharedSparkSession {
     } finally FakeKinesis.withdraw(connection)
   }
 
-  // 30 to 80 s alone, so `make test-full` runs it and `make test` does not (FullOnly). 100 shards to a prefetch task:
-  // with one, a round's tasks at 10,000 shards take minutes today (docs/performance.md, "Scale").
-  test("10,000 shards within the service's limits: start, reshard, restart, every record once", FullOnly) {
-    startReshardRestart(ServiceLimits(), shards = 10000, splits = 20, Map("shardsPerTask" -> "100"))
+  // About 11 s since a round and a batch have one task per slot (it took 30 to 80 s with 100 shards to a task, and
+  // minutes with one, before issue 29; docs/performance.md, "Scale"): default options.
+  test("10,000 shards within the service's limits: start, reshard, restart, every record once") {
+    startReshardRestart(ServiceLimits(), shards = 10000, splits = 20)
   }
 
   test("enhanced fan-out on the fake within the service's limits: start, reshard, restart, every record once") {
