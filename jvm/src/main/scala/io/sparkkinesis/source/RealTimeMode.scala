@@ -29,15 +29,6 @@ private[sparkkinesis] object RealTimeMode {
         .newInstance(options, checkpointLocation).asInstanceOf[MicroBatchStream]
 
   /**
-   * How many shards each task of a real-time batch reads: `shardsPerTask`, raised so that the batch has no more tasks
-   * than Spark has task slots. A real-time task holds its slot for the whole batch, and Spark hands a task that gets
-   * a slot only after the batch's end no record (it ends it at once): with more tasks than slots, the shards of the
-   * tasks left over would never be read, batch after batch. A split adds a shard, so a query sized to its slots
-   * would stall on a resharded stream.
-   */
-  def shardsPerTask(shards: Int, configured: Int, slots: Int): Int = TaskSlots.shardsPerTask(shards, configured, slots)
-
-  /**
    * Refuses the options a real-time batch cannot honour: it has no planned end, so no per-trigger budget applies
    * (as Spark's Kafka source refuses its rate limits in this mode).
    */

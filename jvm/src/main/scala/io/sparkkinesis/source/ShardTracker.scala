@@ -75,7 +75,7 @@ private[sparkkinesis] final class ShardTracker(
    * task that reads one parent of a merged shard to its end knows whether the other parent ended before.
    */
   def endedParents(offset: KinesisSourceOffset): Set[ShardKey] =
-    offset.shards.toSeq.collect { case (k, p) if p != ShardPosition.Ended => parents.getOrElse(k, Nil) }.flatten
+    offset.shards.toSeq.collect { case (k, p) if p != ShardPosition.Ended => parentsOf(k) }.flatten
       .filter(parent => offset.shards.get(parent).contains(ShardPosition.Ended)).toSet
 
   // The last answer of `readable`, for the offset and listing it was given for: a quiet query asks every trigger.
@@ -88,7 +88,7 @@ private[sparkkinesis] final class ShardTracker(
       val answer = offset.shards.toSeq.collect {
         case (k, p)
             if p != ShardPosition.Ended &&
-              parents.getOrElse(k, Nil).forall(parent => offset.shards.get(parent).forall(_ == ShardPosition.Ended)) =>
+              parentsOf(k).forall(parent => offset.shards.get(parent).forall(_ == ShardPosition.Ended)) =>
           k
       }.sorted
       lastReadable = Some((offset, parents, answer))

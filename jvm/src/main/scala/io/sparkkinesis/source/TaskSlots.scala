@@ -6,7 +6,11 @@ import org.apache.spark.sql.SparkSession
  * How many shards a Spark task takes: `shardsPerTask`, raised so that a round, a batch or a real-time batch has no
  * more tasks than Spark has task slots. A task costs the scheduler a few milliseconds whatever it reads; with one
  * task per shard a 1,000-shard stream would pay that 1,000 times a round while two cores run them two at a time.
- * (In real-time mode it is a matter of correctness too: see [[RealTimeMode.shardsPerTask]].)
+ *
+ * In real-time mode it is a matter of correctness too. A real-time task holds its slot for the whole batch, and Spark
+ * hands a task that gets a slot only after the batch's end no record (it ends it at once): with more tasks than
+ * slots, the shards of the tasks left over would never be read, batch after batch. A split adds a shard, so a query
+ * sized to its slots would stall on a resharded stream.
  */
 private[sparkkinesis] object TaskSlots {
 

@@ -36,7 +36,7 @@ class ShardGroupingSuite extends AnyFunSuite {
 
   test("a real-time batch has no more tasks than Spark has task slots: shards per task raised to fit, never lowered") {
     def tasks(shards: Int, configured: Int, slots: Int) = {
-      val perTask = RealTimeMode.shardsPerTask(shards, configured, slots)
+      val perTask = TaskSlots.shardsPerTask(shards, configured, slots)
       ShardGrouping.group((1 to shards).map(i => f"s$i%02d"), perTask, (_: String) => None, (_: String) => 0L)
     }
     assert(tasks(2, 1, 2).size == 2) // one per shard while the slots allow

@@ -60,7 +60,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
       val taskSlots = slots()
-      val perTask = RealTimeMode.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
+      val perTask = TaskSlots.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
       if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {
         warnedPerTask = Some(perTask)
         logWarning(s"Real-time mode: ${readable.size} shards to read with $taskSlots task slots; each task reads " +
