@@ -16,6 +16,7 @@ from conftest import connector_options
 from harness import streams
 from harness.fault_fixtures import create_stream, fault_proxy, landed  # noqa: F401 (fault_proxy: pytest fixture)
 from harness.fault_proxy import FAILED_PUT_ENTRIES
+from harness.waiting import wait_for
 
 MiB = 1024 * 1024
 
@@ -28,8 +29,15 @@ def sink_metrics(spark):
     """The Kinesis sink metrics of the latest SQL execution, by description, as Spark shows them."""
     jvm = spark._jvm
     store = spark._jsparkSession.sharedState().statusStore()
-    executions = store.executionsList()
-    latest = max((executions.apply(i) for i in range(executions.size())), key=lambda e: e.executionId())
+
+    def latest_execution():
+        executions = store.executionsList()
+        return max((executions.apply(i) for i in range(executions.size())), key=lambda e: e.executionId())
+
+    # The write returns when its job ends; Spark's listeners get the tasks' metrics a moment later, on their own
+    # thread. Once the execution's end is in the store, every task's end (posted before it) is too.
+    latest = wait_for(lambda: (lambda e: e if e.completionTime().isDefined() else None)(latest_execution()), 30,
+                      "the write's SQL execution ends in the status store")
     values = store.executionMetrics(latest.executionId())
     out = {}
     metrics = latest.metrics()
