@@ -366,9 +366,11 @@ def test_many_executors_keep_each_shard_on_one_executor_and_move_a_lost_executor
     """Three executors, six shards, a steady writer and the default trigger, kinesalite behind the fault proxy.
     (a) Over 20 batches after warm-up every shard stays on one executor: its batch tasks run there (where its
     prefetch reports said its buffer is), every streaming task runs where it preferred (PROCESS_LOCAL), and the
-    shard's iterator is reused: at most one GetShardIterator per shard per 10 batches. (b) One executor JVM is
-    SIGKILLed: its shards move once, to executors that stay alive, the others do not move, and the output holds
-    every record once, in key order."""
+    shard's iterator is reused: at most one GetShardIterator per shard per 10 batches. (b) One machine is lost
+    (its worker and executor JVMs SIGKILLed, so no replacement executor comes): its shards move once, to executors
+    that stay alive, the others do not move, and the output holds every record once, in key order. (Where a
+    replacement executor does come, Spark's delay scheduling may move shards once more, onto it, when their
+    executor has more tasks than cores: that is Spark's choice of where to run, not the connector's.)"""
     cluster = three_workers
     create_stream(fault_proxy, stream_name, AFFINITY_SHARDS)
     writer = Writer(streams.client(fault_proxy.upstream_endpoint), stream_name, keys=KEYS, seed=SEED + 29,
@@ -397,7 +399,7 @@ def test_many_executors_keep_each_shard_on_one_executor_and_move_a_lost_executor
         t1, steady = time.time(), fault_proxy.calls_by_shard("GetShardIterator")
 
         victim = max(cluster.executors(), key=lambda e: int(e.executor_id))
-        assert cluster.kill_executor(victim), f"executor {victim} was not running"
+        assert cluster.lose_machine(victim), f"executor {victim} was not running"
         b2 = until(b1 + AFFINITY_AFTER_KILL, f"{AFFINITY_AFTER_KILL} batches after executor {victim.executor_id} "
                                              "was killed")
         after = fault_proxy.calls_by_shard("GetShardIterator")

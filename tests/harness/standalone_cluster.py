@@ -267,6 +267,18 @@ class StandaloneCluster:
             return False
         return True
 
+    def lose_machine(self, executor: Executor) -> bool:
+        """SIGKILL to the executor's worker and everything it launched, as a lost machine would end them: the master
+        drops the worker at once (its connection closes), and as every other worker's core is taken no replacement
+        executor comes. False when the executor was no longer running."""
+        if executor not in self.executors():
+            return False
+        worker = next(d for d in self.workers if d.name == executor.worker)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(worker.pid, signal.SIGKILL)
+        worker.process.wait(timeout=30)
+        return True
+
     def logs(self, lines: int = 40) -> str:
         """The last lines of every daemon's log, for failure messages."""
         return "\n".join(f"--- {d.name} (PID {d.pid}, {'running' if d.running() else 'exited'}), "
