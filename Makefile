@@ -52,7 +52,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-sink bench-scale soak clean publish-local
+.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-batch-ends bench-sink bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -301,6 +301,15 @@ bench-realtime: install-wheel servers bench-venv
 # under sbt; docs/performance.md, "Real-time mode"); about 3 minutes.
 bench-realtime-idle: servers
 	SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bench/realtime/idle_efo.sh $(IDLE_EFO_ARGS)
+
+# Whose is the pause at a real-time batch end (docs/performance.md, "Batch ends"): Spark's own pipeline (its test
+# source into foreach), the connector's source into foreach, Spark's source into the connector's sink; each a Scala
+# main under sbt, 20-second batches, 600 records/s for 50 s. PIPELINES chooses; about 2 minutes each.
+PIPELINES ?= spark source sink
+bench-batch-ends: servers
+	for p in $(PIPELINES); do \
+	  SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt "connector/Test/runMain io.sparkkinesis.source.BatchEndPause $$p 600 50 20" \
+	    | grep '^PAUSE' || exit 1; done
 
 # The connector's cost at thousands of shards (docs/performance.md, "Scale"): one AvailableNow query per shard count
 # on the in-process fake (100 to 10,000 shards) and on kinesalite (100 to 2,000), results in build/bench/scale/
