@@ -53,8 +53,11 @@ def start_pipeline(spark, cfg: dict, source: str, target: str, checkpoint: str):
     frame = spark.readStream.format("kinesis").options(**read).load().select("data", "partitionKey")
     writer = (frame.writeStream.format("kinesis").options(**write).option("checkpointLocation", checkpoint))
     if cfg["mode"] == "real-time":
-        writer = (writer.option("asyncProgressTrackingEnabled", "false").outputMode("update")
-                  .trigger(realTime=cfg["batch_duration"]))
+        # Spark tracks a real-time query's progress asynchronously only for the sinks it knows: `sync` turns that
+        # off (the offset and commit logs are written between batches), `async` lifts Spark's check for this sink.
+        tracking = ({"asyncProgressTrackingEnabled": "false"} if cfg.get("progress_tracking", "sync") == "sync"
+                    else {"_asyncProgressTrackingOverrideSinkSupportCheck": "true"})
+        writer = writer.options(**tracking).outputMode("update").trigger(realTime=cfg["batch_duration"])
     return writer.start()
 
 
@@ -171,15 +174,42 @@ def run_one(server, kinesis, args, mode: str) -> dict:
     cfg = {"mode": mode, "endpoint": server.endpoint, "cbor": str(server.cbor_enabled).lower(), "streams": names,
            "records": args.records, "rate": args.rate, "seconds": args.seconds, "timeout": args.timeout,
            "fetch_period": args.fetch_period, "record_delay": args.record_delay,
-           "batch_duration": args.batch_duration, "slots": args.shards + 2}
+           "batch_duration": args.batch_duration, "progress_tracking": args.progress_tracking,
+           "slots": args.shards + 2}
     started = time.monotonic()
     result = run_child(__file__, cfg, args.timeout * 2 + args.seconds + 600)
     shown = {k: ({x: y for x, y in v.items() if x not in ("latencies_ms", "series")} if isinstance(v, dict) else v)
              for k, v in result.items()}
     print(f"{mode}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
+    for line in batch_end_summary(result.get("latency", {})):
+        print(f"{mode}: {line}", flush=True)
     for name in names.values():
         streams.delete_stream(kinesis, name, missing_ok=True)
     return result
+
+
+def batch_ends(latency: dict) -> list:
+    """Epoch millis each real-time batch ended: its trigger's start plus the trigger's time."""
+    return [b["startMs"] + b["durationMs"]["triggerExecution"] for b in latency.get("batches", [])]
+
+
+def batch_end_summary(latency: dict) -> list:
+    """Per batch end, the records put within 1 s of it (their max latency and how many took over 100 ms), and
+    the max of the records put more than 2 s from every end: how much of the tail the batch ends make."""
+    series, ends = latency.get("series") or [], batch_ends(latency)
+    if not series or not ends:
+        return []
+    lines = []
+    for i, end in enumerate(ends):
+        near = [x for t, x in series if abs(t - end) <= 1000]
+        if near:
+            lines.append(f"end of batch {i}: {len(near)} records put within 1 s, max {max(near):.0f} ms, "
+                         f"{sum(x > 100 for x in near)} over 100 ms")
+    far = [x for t, x in series if all(abs(t - e) > 2000 for e in ends)]
+    if far:
+        lines.append(f"more than 2 s from a batch end: {len(far)} records, max {max(far):.0f} ms, "
+                     f"{sum(x > 100 for x in far)} over 100 ms")
+    return lines
 
 
 def table(results: list) -> str:
@@ -217,9 +247,8 @@ def timeline(results: list) -> None:
     for r in timed:
         series = r["result"]["latency"]["series"]
         ax.plot([(t - t0) / 1000 for t, _ in series], [x for _, x in series], ".", markersize=2, label=r["mode"])
-        if r["mode"] == "real-time":  # a batch ends at its trigger's start plus the trigger's time
-            ends = [(b["startMs"] + b["durationMs"]["triggerExecution"] - t0) / 1000
-                    for b in r["result"]["latency"].get("batches", [])]
+        if r["mode"] == "real-time":
+            ends = [(e - t0) / 1000 for e in batch_ends(r["result"]["latency"])]
             for i, x in enumerate(x for x in ends if x >= 0):
                 ax.axvline(x, color="tab:red", alpha=0.4, linewidth=1, label="real-time batch end" if i == 0 else None)
     ax.set_yscale("log")
@@ -239,6 +268,8 @@ def main() -> None:
     parser.add_argument("--fetch-period", default="50ms", help="minFetchPeriod in real-time mode")
     parser.add_argument("--record-delay", default="5ms", help="the sink's maxRecordDelay in real-time mode")
     parser.add_argument("--batch-duration", default="5 minutes", help="real-time batch duration")
+    parser.add_argument("--progress-tracking", default="sync", choices=["sync", "async"],
+                        help="real-time mode: Spark's progress tracking, off (sync) or on for the Kinesis sink (async)")
     parser.add_argument("--modes", default=",".join(MODES), help="which of the modes to run, comma-separated")
     args = parser.parse_args()
     if replot_or_child(args, "realtime-bench", plot, child):
@@ -249,7 +280,8 @@ def main() -> None:
             results.append({"mode": mode, "result": run_one(server, kinesis, args, mode)})
     summary = {"versions": versions(args.server), "records": args.records, "size": args.size,
                "shards": args.shards, "rate": args.rate, "seconds": args.seconds,
-               "fetch_period": args.fetch_period, "record_delay": args.record_delay, "runs": results}
+               "fetch_period": args.fetch_period, "record_delay": args.record_delay,
+               "batch_duration": args.batch_duration, "progress_tracking": args.progress_tracking, "runs": results}
     finish("realtime-bench", summary, table(results), plot if args.plot else None)
 
 

@@ -205,7 +205,7 @@ private[sparkkinesis] object KinesisOptions {
 
   /** Keys Spark itself puts into a source's or sink's options; accepted and ignored. */
   val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname", "asyncprogresstrackingenabled",
-    "asyncprogresstrackingcheckpointintervalms")
+    "asyncprogresstrackingcheckpointintervalms", "_asyncprogresstrackingoverridesinksupportcheck")
 
   require(all.map(_.key).distinct.size == all.size, "duplicate option names in the registry")
 }

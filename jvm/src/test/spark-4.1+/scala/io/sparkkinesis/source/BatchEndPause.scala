@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentLinkedQueue
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.spark.scheduler.{SparkListener, SparkListenerJobStart, SparkListenerTaskEnd}
 import org.apache.spark.sql.{Encoders, ForeachWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.streaming.sources.LowLatencyMemoryStream
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -30,7 +31,8 @@ import io.sparkkinesis.testing.TestStreams._
  *    into the `foreach` sink: no connector code at all. Latency: the foreach call minus the add. Two partitions,
  *    one task per slot (a partition without a slot would not be read; the connector's 4 shards make 2 tasks too).
  *  - `source`: this connector's source (kinesalite, 4 shards, `minFetchPeriod` 50 ms) into the `foreach` sink.
- *    Latency: the foreach call minus the record's ApproximateArrivalTimestamp.
+ *    Latency: the foreach call minus the record's ApproximateArrivalTimestamp. The stream is new and read from its
+ *    trim horizon (kinesalite answered GetShardIterator LATEST only after about 30 s while records were put).
  *  - `sink`: Spark's test source into this connector's sink (`maxRecordDelay` 10 ms, kinesalite). Latency: the
  *    record's ApproximateArrivalTimestamp in the output stream minus the add (read back after the run).
  *
@@ -39,7 +41,8 @@ import io.sparkkinesis.testing.TestStreams._
  * (the progress's trigger time of the next batch), and the progress's durations of each batch. In local mode the
  * foreach sink and the driver share a JVM, so latencies are collected in this JVM's memory: fine for a benchmark.
  *
- * Arguments: pipeline, records a second, seconds, batch seconds.
+ * Arguments: pipeline, records a second, seconds, batch seconds, and for `sink` the progress tracking (`sync`,
+ * the default, or `async`).
  *
  *   SPARK_JARS_DIR=... bin/sbt 'connector/Test/runMain io.sparkkinesis.source.BatchEndPause spark 600 50 20'
  */
@@ -61,12 +64,21 @@ object BatchEndPause {
     val seconds = args.lift(2).map(_.toInt).getOrElse(50)
     val batch = s"${args.lift(3).map(_.toInt).getOrElse(20)} seconds"
     require(Set("spark", "source", "sink")(pipeline), s"pipeline '$pipeline': spark, source or sink")
+    // How the sink pipeline tracks progress: `sync` turns Spark's asynchronous progress tracking off (the offset and
+    // commit logs written between batches), `async` keeps it, as Spark does for its own sinks in real-time mode.
+    val progressTracking = args.lift(4).getOrElse("sync") match {
+      case "sync" => Map("asyncProgressTrackingEnabled" -> "false")
+      case "async" => Map("_asyncProgressTrackingOverrideSinkSupportCheck" -> "true")
+      case other => throw new IllegalArgumentException(s"progress tracking '$other': sync or async")
+    }
     val server = if (pipeline == "spark") None else Some(LocalKinesisServer.start(LocalKinesisServer.Kinesalite))
     val spark = SparkSession.builder().master("local[2]").appName(s"BatchEndPause-$pipeline")
       .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
       .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", "2")
       .config("spark.sql.streaming.realTimeMode.allowlistCheck", "false") // lets the Kinesis sink through
       .getOrCreate()
+    val timeline = new Timeline
+    spark.sparkContext.addSparkListener(timeline)
     val checkpoint = Files.createTempDirectory("batch-end-pause").toString
     try {
       val stream = server.map(s => freshStream(s, s"pause-$pipeline", 4))
@@ -77,14 +89,14 @@ object BatchEndPause {
             .outputMode("update").trigger(Trigger.RealTime(batch)).start()
         case ("source", _, Some(s), Some(name)) =>
           spark.readStream.format("kinesis")
-            .options(options(s, name) ++ Map("initialPosition" -> "latest", "minFetchPeriod" -> "50ms")).load()
+            .options(options(s, name) ++ Map("initialPosition" -> "trim_horizon", "minFetchPeriod" -> "50ms")).load()
             .selectExpr("CAST(unix_millis(approximateArrivalTimestamp) AS LONG) AS value")
             .writeStream.foreach(new Latencies).option("checkpointLocation", checkpoint)
             .outputMode("update").trigger(Trigger.RealTime(batch)).start()
         case (_, Some(m), Some(s), Some(name)) =>
           m.toDF().selectExpr("CAST(value AS STRING) AS data", "CAST(value % 16 AS STRING) AS partitionKey")
             .writeStream.format("kinesis").options(options(s, name) ++ Map("maxRecordDelay" -> "10ms"))
-            .option("checkpointLocation", checkpoint).option("asyncProgressTrackingEnabled", "false")
+            .option("checkpointLocation", checkpoint).options(progressTracking)
             .outputMode("update").trigger(Trigger.RealTime(batch)).start()
         case _ => throw new IllegalStateException(pipeline)
       }
@@ -114,8 +126,11 @@ object BatchEndPause {
           Thread.sleep(500)
         }
         val latencies = if (pipeline == "sink") outputLatencies(server.get, stream.get) else seen.asScala.toSeq
-        val ends = query.recentProgress.toSeq.filter(_.batchId > 0).map(p => Instant.parse(p.timestamp).toEpochMilli)
+        // A batch's progress comes when it ends: its trigger time plus its duration is that end.
+        val ends = query.recentProgress.toSeq.map(p =>
+          Instant.parse(p.timestamp).toEpochMilli + p.durationMs.get("triggerExecution").longValue)
         report(pipeline, batch, added, latencies, ends)
+        timeline.report(pipeline)
         query.recentProgress.foreach(p =>
           println(s"PAUSE $pipeline progress batch ${p.batchId} at ${p.timestamp}: ${p.durationMs.asScala.toSeq
               .sortBy(_._1).map { case (k, v) => s"$k=$v" }.mkString(" ")}"))
@@ -178,6 +193,33 @@ object BatchEndPause {
       val near = l.filter { case (at, _) => math.abs(at - e) <= 1000 }.map(_._2)
       println(s"PAUSE $pipeline end of batch $i (${Instant.ofEpochMilli(e)}): ${near.size} records within 1 s, " +
         s"max ${near.maxOption.getOrElse(-1L)}, over 100 ms ${near.count(_ > 100)}")
+    }
+  }
+
+  /**
+   * When each job's tasks ran (a real-time batch is one job): from the last task of one batch ending to the first
+   * task of the next starting is the scheduler's share of the pause.
+   */
+  final class Timeline extends SparkListener {
+    private val jobs = new ConcurrentLinkedQueue[(Int, Long, Seq[Int])]() // job, submitted, stages
+    private val tasks = new ConcurrentLinkedQueue[(Int, Long, Long, Long)]() // stage, launched, finished, run time
+
+    override def onJobStart(e: SparkListenerJobStart): Unit = jobs.add((e.jobId, e.time, e.stageIds))
+    override def onTaskEnd(e: SparkListenerTaskEnd): Unit =
+      tasks.add((e.stageId, e.taskInfo.launchTime, e.taskInfo.finishTime,
+          Option(e.taskMetrics).map(_.executorRunTime).getOrElse(-1L)))
+
+    def report(pipeline: String): Unit = {
+      val byJob = jobs.asScala.toSeq.sortBy(_._1).map { case (job, submitted, stages) =>
+        (job, submitted, tasks.asScala.toSeq.filter(t => stages.contains(t._1)))
+      }.filter(_._3.nonEmpty)
+      byJob.zip(byJob.drop(1)).foreach { case ((job, _, ended), (next, submitted, started)) =>
+        val lastEnd = ended.map(_._3).max
+        println(s"PAUSE $pipeline job $job -> $next: tasks ended over ${lastEnd - ended.map(_._3).min} ms " +
+          s"(launched ${ended.map(_._2).min}, ran ${ended.map(_._4).mkString("/")} ms); next job submitted " +
+          s"+${submitted - lastEnd} ms, its tasks launched +${started.map(_._2).min - lastEnd}.." +
+          s"+${started.map(_._2).max - lastEnd} ms after the last task ended")
+      }
     }
   }
 
