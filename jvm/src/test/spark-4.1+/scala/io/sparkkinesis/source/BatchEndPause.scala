@@ -32,7 +32,8 @@ import io.sparkkinesis.testing.TestStreams._
  *    one task per slot (a partition without a slot would not be read; the connector's 4 shards make 2 tasks too).
  *  - `source`: this connector's source (kinesalite, 4 shards, `minFetchPeriod` 50 ms) into the `foreach` sink.
  *    Latency: the foreach call minus the record's ApproximateArrivalTimestamp. The stream is new and read from its
- *    trim horizon (kinesalite answered GetShardIterator LATEST only after about 30 s while records were put).
+ *    trim horizon: `latest` is pinned as AT_TIMESTAMP, which kinesalite answers only after the client's socket
+ *    timeout on a shard with no record after that time (docs/testing.md).
  *  - `sink`: Spark's test source into this connector's sink (`maxRecordDelay` 10 ms, kinesalite). Latency: the
  *    record's ApproximateArrivalTimestamp in the output stream minus the add (read back after the run).
  *
