@@ -1,8 +1,10 @@
 package io.sparkkinesis.aws
 
-import java.util.concurrent.{Executors, ScheduledExecutorService, ThreadFactory, TimeUnit}
+import java.util.concurrent.{Executors, ScheduledExecutorService, TimeUnit}
 
 import scala.util.control.NonFatal
+
+import io.sparkkinesis.DaemonThreads
 
 /**
  * SDK clients of one kind, one per key (a connection: endpoint, region, credentials, ...), at most `capacity` of
@@ -57,13 +59,8 @@ private[sparkkinesis] object ClientCache {
   /** A client and what was built for it alone (a credentials provider, an STS client), closed with it. */
   final case class Built[C](client: C, closeables: Seq[AutoCloseable])
 
-  private lazy val closer: ScheduledExecutorService = Executors.newSingleThreadScheduledExecutor(new ThreadFactory {
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "kinesis-client-closer")
-      t.setDaemon(true)
-      t
-    }
-  })
+  private lazy val closer: ScheduledExecutorService =
+    Executors.newSingleThreadScheduledExecutor(DaemonThreads.factory("kinesis-client-closer"))
 
   private def closeLater(built: Built[_], delayMillis: Long): Unit =
     if (delayMillis <= 0) closeQuietly(built)

@@ -11,7 +11,6 @@ import java.util.concurrent.{
   ThreadPoolExecutor,
   TimeUnit
 }
-import java.util.concurrent.atomic.AtomicInteger
 
 import software.amazon.awssdk.auth.credentials._
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy
@@ -34,6 +33,8 @@ import software.amazon.awssdk.services.kinesis.{
 import software.amazon.awssdk.services.sts.StsClient
 import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
 import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
+
+import io.sparkkinesis.DaemonThreads
 
 /**
  * Builds and caches SDK clients per JVM, one per distinct connection, used on the driver for planning and on
@@ -92,14 +93,7 @@ private[sparkkinesis] object KinesisClients {
     pool
   }
 
-  private def daemon(prefix: String): ThreadFactory = new ThreadFactory {
-    private val count = new AtomicInteger()
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, s"$prefix-${count.incrementAndGet()}")
-      t.setDaemon(true)
-      t
-    }
-  }
+  private def daemon(prefix: String): ThreadFactory = DaemonThreads.factory(prefix, numbered = true)
 
   private object CborLock
 

@@ -11,6 +11,7 @@ import org.apache.spark.internal.Logging
 import org.reactivestreams.{Subscriber, Subscription}
 import software.amazon.awssdk.services.kinesis.model._
 
+import io.sparkkinesis.DaemonThreads
 import io.sparkkinesis.aws.{Backoff, Failure, StreamRef}
 import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
 import io.sparkkinesis.offsets.StartPosition
@@ -429,12 +430,7 @@ private[sparkkinesis] object FanOutShardFetcher {
 
   /** The one timer of the JVM's fan-out fetchers: a daemon thread that only checks times and opens calls. */
   lazy val ticks: ScheduledExecutorService = {
-    val pool = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
-      (r: Runnable) => {
-        val t = new Thread(r, "kinesis-fan-out-upkeep")
-        t.setDaemon(true)
-        t
-      })
+    val pool = new java.util.concurrent.ScheduledThreadPoolExecutor(1, DaemonThreads.factory("kinesis-fan-out-upkeep"))
     pool.setRemoveOnCancelPolicy(true)
     pool
   }

@@ -6,6 +6,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 
+import io.sparkkinesis.DaemonThreads
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 
 /**
@@ -101,11 +102,7 @@ private[sparkkinesis] final class FetcherPool(
   /** The JVM-wide pool's sweep, started by the first fetcher given back (the JVM's pool only). */
   private lazy val sweeper: Option[ScheduledExecutorService] = if (this ne FetcherPool.shared) None
   else {
-    val timer = Executors.newSingleThreadScheduledExecutor { r =>
-      val t = new Thread(r, "kinesis-fetcher-pool-sweep")
-      t.setDaemon(true)
-      t
-    }
+    val timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.factory("kinesis-fetcher-pool-sweep"))
     timer.scheduleWithFixedDelay(
       () =>
         try evictIdle()

@@ -1,8 +1,8 @@
 package io.sparkkinesis.prefetch
 
-import java.util.concurrent.{Callable, ExecutorService, Executors, ThreadFactory}
-import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.{Callable, ExecutorService, Executors}
 
+import io.sparkkinesis.DaemonThreads
 import io.sparkkinesis.compat.CollectionConverters._
 
 /**
@@ -17,15 +17,8 @@ private[sparkkinesis] object FetchThreads {
   /** Threads of the JVM-wide pool: calls in flight at once per executor, whatever the tasks. */
   val Size = 16
 
-  private lazy val pool: ExecutorService = Executors.newFixedThreadPool(Size,
-    new ThreadFactory {
-      private val count = new AtomicInteger()
-      override def newThread(r: Runnable): Thread = {
-        val t = new Thread(r, s"kinesis-prefetch-${count.incrementAndGet()}")
-        t.setDaemon(true)
-        t
-      }
-    })
+  private lazy val pool: ExecutorService =
+    Executors.newFixedThreadPool(Size, DaemonThreads.factory("kinesis-prefetch", numbered = true))
 
   /** `work` applied to every item, side by side on the pool (inline for one), results in the items' order. */
   def map[A, B](items: Seq[A])(work: A => B): Seq[B] =

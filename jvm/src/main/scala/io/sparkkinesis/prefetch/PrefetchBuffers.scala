@@ -4,6 +4,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import io.sparkkinesis.compat.CollectionConverters._
 
+import io.sparkkinesis.DaemonThreads
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.ShardKey
@@ -32,11 +33,8 @@ private[sparkkinesis] object PrefetchBuffers {
   }
 
   private lazy val sweeper: java.util.concurrent.ScheduledExecutorService = {
-    val pool = java.util.concurrent.Executors.newSingleThreadScheduledExecutor { r =>
-      val t = new Thread(r, "kinesis-buffer-sweep")
-      t.setDaemon(true)
-      t
-    }
+    val pool =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(DaemonThreads.factory("kinesis-buffer-sweep"))
     pool.scheduleWithFixedDelay(() => evictIdle(), SweepMillis, SweepMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
     pool
   }

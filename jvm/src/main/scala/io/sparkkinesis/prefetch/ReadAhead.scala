@@ -1,11 +1,12 @@
 package io.sparkkinesis.prefetch
 
-import java.util.concurrent.{Executors, ScheduledExecutorService, ThreadFactory, TimeUnit}
-import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.{Executors, ScheduledExecutorService, TimeUnit}
 
 import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
+
+import io.sparkkinesis.DaemonThreads
 
 /**
  * Executor-side reading between prefetch rounds. After a round has cut a batch's end, a shard that is behind keeps
@@ -21,15 +22,8 @@ private[sparkkinesis] object ReadAhead extends Logging {
   private val MaxPages = 5
   private val IdleMillis = 15000L
 
-  private lazy val pool: ScheduledExecutorService = Executors.newScheduledThreadPool(2,
-    new ThreadFactory {
-      private val count = new AtomicInteger()
-      override def newThread(r: Runnable): Thread = {
-        val t = new Thread(r, s"kinesis-read-ahead-${count.incrementAndGet()}")
-        t.setDaemon(true)
-        t
-      }
-    })
+  private lazy val pool: ScheduledExecutorService =
+    Executors.newScheduledThreadPool(2, DaemonThreads.factory("kinesis-read-ahead", numbered = true))
 
   /** Starts reading ahead on `buffer` unless a loop already runs for it. */
   def start(buffer: ShardBuffer, maxRecordsPerCall: Int): Unit =

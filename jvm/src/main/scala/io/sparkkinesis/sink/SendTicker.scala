@@ -5,11 +5,11 @@ import java.util.concurrent.{
   ScheduledFuture,
   ScheduledThreadPoolExecutor,
   SynchronousQueue,
-  ThreadFactory,
   ThreadPoolExecutor,
   TimeUnit
 }
-import java.util.concurrent.atomic.AtomicInteger
+
+import io.sparkkinesis.DaemonThreads
 
 /**
  * Wakes writers with a `maxRecordDelay`, so the records they hold leave within that delay even when no new row comes
@@ -21,23 +21,14 @@ import java.util.concurrent.atomic.AtomicInteger
  */
 private[sparkkinesis] object SendTicker {
   private lazy val timer: ScheduledThreadPoolExecutor = {
-    val t = new ScheduledThreadPoolExecutor(1, daemon("spark-kinesis-send-ticker", numbered = false))
+    val t = new ScheduledThreadPoolExecutor(1, DaemonThreads.factory("spark-kinesis-send-ticker"))
     t.setRemoveOnCancelPolicy(true)
     t
   }
 
   private lazy val runners: ThreadPoolExecutor =
     new ThreadPoolExecutor(0, Int.MaxValue, 60L, TimeUnit.SECONDS, new SynchronousQueue[Runnable](),
-      daemon("spark-kinesis-send-tick", numbered = true))
-
-  private def daemon(name: String, numbered: Boolean): ThreadFactory = new ThreadFactory {
-    private val count = new AtomicInteger()
-    override def newThread(r: Runnable): Thread = {
-      val thread = new Thread(r, if (numbered) s"$name-${count.incrementAndGet()}" else name)
-      thread.setDaemon(true)
-      thread
-    }
-  }
+      DaemonThreads.factory("spark-kinesis-send-tick", numbered = true))
 
   /** Runs `tick` every `periodMillis` until [[Ticks.stop]]. */
   def every(periodMillis: Long)(tick: () => Unit): Ticks = new Ticks(periodMillis, tick)

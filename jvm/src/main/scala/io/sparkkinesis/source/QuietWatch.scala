@@ -1,8 +1,8 @@
 package io.sparkkinesis.source
 
-import java.util.concurrent.{ConcurrentHashMap, RejectedExecutionException, ScheduledThreadPoolExecutor, ThreadFactory}
+import java.util.concurrent.{ConcurrentHashMap, RejectedExecutionException, ScheduledThreadPoolExecutor}
 import java.util.concurrent.{ThreadLocalRandom, TimeUnit}
-import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+import java.util.concurrent.atomic.AtomicLong
 
 import io.sparkkinesis.compat.CollectionConverters._
 
@@ -10,6 +10,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 
+import io.sparkkinesis.DaemonThreads
 import io.sparkkinesis.fetching.{ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 
@@ -165,15 +166,8 @@ private[sparkkinesis] final class QuietWatch(
   private def threads(): ScheduledThreadPoolExecutor = synchronized {
     if (closed) throw new RejectedExecutionException("the quiet watch is closed")
     scheduler.getOrElse {
-      val count = new AtomicInteger()
       val created = new ScheduledThreadPoolExecutor(QuietWatch.Threads,
-        new ThreadFactory {
-          override def newThread(r: Runnable): Thread = {
-            val t = new Thread(r, s"kinesis-quiet-watch-${count.incrementAndGet()}")
-            t.setDaemon(true)
-            t
-          }
-        })
+        DaemonThreads.factory("kinesis-quiet-watch", numbered = true))
       created.setRemoveOnCancelPolicy(true)
       scheduler = Some(created)
       created
