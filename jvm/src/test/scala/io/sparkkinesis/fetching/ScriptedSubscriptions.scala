@@ -5,10 +5,9 @@ import java.util.concurrent.CompletableFuture
 import scala.collection.mutable
 
 import io.sparkkinesis.compat.CollectionConverters._
+import io.sparkkinesis.testing.EventStreams
 
-import org.reactivestreams.{Subscriber, Subscription}
 import software.amazon.awssdk.core.SdkBytes
-import software.amazon.awssdk.core.async.SdkPublisher
 import software.amazon.awssdk.services.kinesis.model._
 
 /**
@@ -26,20 +25,12 @@ final class ScriptedSubscriptions extends SubscriptionSource {
     @volatile var requested = 0L
     @volatile var cancelled = false
     @volatile var delivered = 0L
-    private var subscriber: Subscriber[_ >: SubscribeToShardEventStream] = _
+    private var subscriber: EventStreams.EventSubscriber = _
 
-    def start(): Unit = {
-      handler.responseReceived(SubscribeToShardResponse.builder().build())
-      handler.onEventStream(new SdkPublisher[SubscribeToShardEventStream] {
-        override def subscribe(s: Subscriber[_ >: SubscribeToShardEventStream]): Unit = {
-          subscriber = s
-          s.onSubscribe(new Subscription {
-            override def request(n: Long): Unit = sdkLock.synchronized(Opened.this.synchronized { requested += n })
-            override def cancel(): Unit = { cancelled = true; done.complete(null) }
-          })
-        }
-      })
-    }
+    def start(): Unit =
+      EventStreams.open(handler)(
+        n => sdkLock.synchronized(Opened.this.synchronized { requested += n }),
+        () => { cancelled = true; done.complete(null) })(subscriber = _)
 
     /** Sends an event, which must have been asked for. */
     def send(event: SubscribeToShardEvent): Unit = {
@@ -80,11 +71,8 @@ final class ScriptedSubscriptions extends SubscriptionSource {
     refuseNext match {
       case Some(e) =>
         refuseNext = None
-        val failed = new CompletableFuture[Void]()
         synchronized(all += new Opened(request, handler))
-        handler.exceptionOccurred(e)
-        failed.completeExceptionally(e)
-        failed
+        EventStreams.refused(handler, e)
       case None =>
         val o = new Opened(request, handler)
         synchronized(all += o)

@@ -1,15 +1,14 @@
 package io.sparkkinesis.testing
 
 import java.time.Instant
-import java.util.concurrent.{CompletableFuture, Executors, ScheduledFuture, ThreadFactory, TimeUnit}
+import java.util.concurrent.{CompletableFuture, Executors, ScheduledFuture, TimeUnit}
 import java.util.concurrent.atomic.AtomicLong
 
+import io.sparkkinesis.DaemonThreads
 import io.sparkkinesis.compat.CollectionConverters._
 
-import org.reactivestreams.{Subscriber, Subscription}
 import software.amazon.awssdk.awscore.exception.AwsServiceException
 import software.amazon.awssdk.core.SdkBytes
-import software.amazon.awssdk.core.async.SdkPublisher
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 import software.amazon.awssdk.services.kinesis.model._
 
@@ -27,13 +26,8 @@ final class FakeSubscriptions(fake: FakeKinesis, clock: () => Long) extends Kine
   override def serviceName(): String = "kinesis"
   override def close(): Unit = ()
 
-  private lazy val pump = Executors.newSingleThreadScheduledExecutor(new ThreadFactory {
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "fake-kinesis-subscriptions")
-      t.setDaemon(true)
-      t
-    }
-  })
+  private lazy val pump =
+    Executors.newSingleThreadScheduledExecutor(DaemonThreads.factory("fake-kinesis-subscriptions"))
 
   override def subscribeToShard(
       request: SubscribeToShardRequest,
@@ -52,11 +46,7 @@ final class FakeSubscriptions(fake: FakeKinesis, clock: () => Long) extends Kine
       open.start()
       open.done
     } catch {
-      case e: AwsServiceException =>
-        handler.exceptionOccurred(e)
-        val failed = new CompletableFuture[Void]()
-        failed.completeExceptionally(e)
-        failed
+      case e: AwsServiceException => EventStreams.refused(handler, e)
     }
   }
 
@@ -73,22 +63,17 @@ final class FakeSubscriptions(fake: FakeKinesis, clock: () => Long) extends Kine
     private val openedAt = clock()
     private var lastEventAt = 0L
     @volatile private var finished = false
-    private var subscriber: Subscriber[_ >: SubscribeToShardEventStream] = _
+    private var subscriber: EventStreams.EventSubscriber = _
     private var ticking: ScheduledFuture[_] = _
 
-    def start(): Unit = {
-      handler.responseReceived(SubscribeToShardResponse.builder().build())
-      handler.onEventStream(new SdkPublisher[SubscribeToShardEventStream] {
-        override def subscribe(s: Subscriber[_ >: SubscribeToShardEventStream]): Unit = {
-          subscriber = s
-          s.onSubscribe(new Subscription {
-            override def request(n: Long): Unit = { requested.addAndGet(n); pump.execute(() => tick()) }
-            override def cancel(): Unit = pump.execute(() => end(notify = false))
-          })
-          ticking = pump.scheduleWithFixedDelay(() => tick(), TickMillis, TickMillis, TimeUnit.MILLISECONDS)
-        }
-      })
-    }
+    // Ticks only send what the subscriber asked for, so the first cannot come before its subscription.
+    def start(): Unit =
+      EventStreams.open(handler)(
+        n => { requested.addAndGet(n); pump.execute(() => tick()) },
+        () => pump.execute(() => end(notify = false))) { s =>
+        subscriber = s
+        ticking = pump.scheduleWithFixedDelay(() => tick(), TickMillis, TickMillis, TimeUnit.MILLISECONDS)
+      }
 
     private def tick(): Unit = if (!finished && subscriber != null) {
       val now = clock()
