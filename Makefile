@@ -304,12 +304,15 @@ bench-realtime-idle: servers
 
 # Whose is the pause at a real-time batch end (docs/performance.md, "Batch ends"): Spark's own pipeline (its test
 # source into foreach), the connector's source into foreach, Spark's source into the connector's sink; each a Scala
-# main under sbt, 20-second batches, 600 records/s for 50 s. PIPELINES chooses; about 2 minutes each.
+# main under sbt, 20-second batches, 600 records/s for 50 s. PIPELINES chooses; about 2 minutes each; the whole
+# output in build/bench/batch-ends-<pipeline>.log.
 PIPELINES ?= spark source sink
 bench-batch-ends: servers
+	mkdir -p build/bench
 	for p in $(PIPELINES); do \
 	  SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt "connector/Test/runMain io.sparkkinesis.source.BatchEndPause $$p 600 50 20" \
-	    | grep '^PAUSE' || exit 1; done
+	    > build/bench/batch-ends-$$p.log 2>&1 || { tail -40 build/bench/batch-ends-$$p.log; exit 1; }; \
+	  sed -n 's/^\[info\] PAUSE/PAUSE/p' build/bench/batch-ends-$$p.log; done
 
 # The connector's cost at thousands of shards (docs/performance.md, "Scale"): one AvailableNow query per shard count
 # on the in-process fake (100 to 10,000 shards) and on kinesalite (100 to 2,000), results in build/bench/scale/
