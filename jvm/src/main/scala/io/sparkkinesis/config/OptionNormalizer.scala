@@ -17,7 +17,7 @@ private[sparkkinesis] final case class NormalizedOptions(
 
 private[sparkkinesis] object OptionNormalizer {
 
-  def apply(given: Map[String, String], scope: Scope, dialect: Dialect): NormalizedOptions = {
+  def apply(written: Map[String, String], scope: Scope, dialect: Dialect): NormalizedOptions = {
     var options = Map.empty[String, String]
     var givenAs = Map.empty[String, String]
     val warnings = Seq.newBuilder[String]
@@ -26,7 +26,7 @@ private[sparkkinesis] object OptionNormalizer {
       options = options.updated(key, value)
       givenAs = givenAs.updated(key, name)
     }
-    given.toSeq.sortBy(_._1).foreach { case (name, value) =>
+    written.toSeq.sortBy(_._1).foreach { case (name, value) =>
       val key = name.toLowerCase(Locale.ROOT)
       ForeignOptions.find(dialect, key) match {
         case Some(foreign) =>
