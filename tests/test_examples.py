@@ -52,6 +52,17 @@ def _common_args(server, stream: str, tmp_path: Path) -> list:
             "--checkpoint", str(tmp_path / "checkpoint"), "--available-now"]
 
 
+def test_demo_reads_every_order_once_across_its_reshard():
+    """`make demo`, the README's first command (after `make install-wheel`, which the suite's set-up did): it starts
+    its own kinesalite, writes 6,000 orders while splitting a shard, and says OK only when its query counted each
+    once (it exits 1 otherwise)."""
+    stdout = _run_example("demo.py")
+    assert "[demo] OK: every order was read exactly once, across the reshard" in stdout, stdout
+    assert "[demo] ---- split shardId-000000000000 while the query runs ----" in stdout, stdout
+    batches = [line for line in stdout.splitlines() if line.startswith("[demo] batch ")]
+    assert batches, f"no progress line:\n{stdout}"
+
+
 def test_kinesis_to_parquet(spark, kinesis_mock_server, stream_name, tmp_path):
     kinesis = streams.client(kinesis_mock_server)
     streams.create_stream(kinesis, stream_name, 2)
