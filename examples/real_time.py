@@ -17,7 +17,8 @@ It runs until Ctrl-C, or until the monitor has seen --max-records records. Each 
 the whole real-time batch: give Spark more cores than the input stream has shards (e.g. local[4] for two), so that
 the monitor's micro-batches have some too. Writing to Kinesis in real-time mode
 needs three settings, made here (docs/source.md, "Real-time mode"): Spark's real-time allowlist check off for the
-session, asyncProgressTrackingEnabled=false on the query, and the sink option maxRecordDelay. Delivery is
+session, _asyncProgressTrackingOverrideSinkSupportCheck=true on the query (or asyncProgressTrackingEnabled=false,
+which pauses longer at each batch end), and the sink option maxRecordDelay. Delivery is
 at-least-once: the source_shard, source_sequence and source_sub fields name each input record for de-duplication.
 """
 
