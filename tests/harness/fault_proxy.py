@@ -664,16 +664,14 @@ class FaultProxy:
 
     def get_records_calls_by_shard(self) -> Dict[Shard, int]:
         """GetRecords requests per (stream, shard id); ``UNKNOWN_SHARD`` for iterators not seen being issued."""
-        with self._lock:
-            return dict(self._get_records_by_shard)
+        return self.calls_by_shard("GetRecords")
 
     def get_records_calls_by_stream(self) -> Dict[Optional[str], int]:
         """GetRecords requests per stream (None for iterators not seen being issued)."""
-        with self._lock:
-            out: Counter = Counter()
-            for (stream, _), n in self._get_records_by_shard.items():
-                out[stream] += n
-            return dict(out)
+        out: Counter = Counter()
+        for (stream, _), n in self.get_records_calls_by_shard().items():
+            out[stream] += n
+        return dict(out)
 
     def put_records_requests(self) -> List[PutRecordsRequest]:
         """(entry_count, total_bytes) of every PutRecords request received, in arrival order."""
@@ -726,7 +724,6 @@ class FaultProxy:
     def _reset_counters_locked(self) -> None:
         self._calls: Counter = Counter()
         self._calls_by_shard: Counter = Counter()  # (operation, shard)
-        self._get_records_by_shard: Counter = Counter()
         self._put_records: List[PutRecordsRequest] = []
         self._injected: Counter = Counter()
         self._upstream_errors: List[str] = []
@@ -790,7 +787,6 @@ class FaultProxy:
             self._calls[operation] += 1
             if request is not None and operation == "GetRecords":
                 shard = self._iterator_shards.get(str(request.get("ShardIterator")), UNKNOWN_SHARD)
-                self._get_records_by_shard[shard] += 1
             if request is not None and operation == "GetShardIterator":
                 shard = (_stream_of(request), request.get("ShardId"))
             if request is not None and operation in ("GetRecords", "GetShardIterator"):

@@ -99,9 +99,7 @@ private[sparkkinesis] object KinesisClients {
 
   sys.addShutdownHook(closeAll())
 
-  def sync(conn: AwsConnection): KinesisClient =
-    if (substitutes.isEmpty) syncClients(conn)
-    else conn.endpointUrl.flatMap(u => Option(substitutes.get(u))).getOrElse(syncClients(conn))
+  def sync(conn: AwsConnection): KinesisClient = substituted(substitutes, conn).getOrElse(syncClients(conn))
 
   /**
    * Clients that stand in for the SDK's at an endpoint URL: an in-process fake service a test or a
@@ -120,6 +118,10 @@ private[sparkkinesis] object KinesisClients {
     fanOut.foreach(fanOutSubstitutes.put(endpointUrl, _))
   }
 
+  /** The client standing in at `conn`'s endpoint, if any (a map that is empty in production answers at once). */
+  private def substituted[C](clients: java.util.concurrent.ConcurrentHashMap[String, C], conn: AwsConnection) =
+    if (clients.isEmpty) None else conn.endpointUrl.flatMap(u => Option(clients.get(u)))
+
   def withdraw(endpointUrl: String): Unit = {
     substitutes.remove(endpointUrl)
     fanOutSubstitutes.remove(endpointUrl)
@@ -129,8 +131,7 @@ private[sparkkinesis] object KinesisClients {
 
   /** The HTTP/2 client that enhanced fan-out subscriptions (SubscribeToShard) use, one per connection. */
   def fanOut(conn: AwsConnection): KinesisAsyncClient =
-    if (fanOutSubstitutes.isEmpty) fanOutClients(conn)
-    else conn.endpointUrl.flatMap(u => Option(fanOutSubstitutes.get(u))).getOrElse(fanOutClients(conn))
+    substituted(fanOutSubstitutes, conn).getOrElse(fanOutClients(conn))
 
   /** Lets the synchronous client of `conn` go (a query that used it stopped); others get a new one on request. */
   def retire(conn: AwsConnection): Unit = syncClients.retire(conn)

@@ -24,7 +24,8 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * the executors to meet and report) wakes up: the next round reads it. If that round leaves it caught up, the
  * shard trickles and goes back to the watch at once; if not (a backlog), or if the watch's first look already found
  * news (records come faster than the watch looks: a busy shard that only seemed quiet because a batch took longer
- * than `quietAfterMillis`), it stays in the rounds until it is quiet again. The records the driver sees are not kept: the round reads them.
+ * than `quietAfterMillis`), it stays in the rounds until it is quiet again. The records the driver sees are not
+ * kept: the round reads them.
  *
  * The calls run on the watch's own threads, each shard on its own schedule, so a shard's news is taken up by the
  * next `latestOffset` call without waiting for the looks at other shards. Only the stream execution thread calls

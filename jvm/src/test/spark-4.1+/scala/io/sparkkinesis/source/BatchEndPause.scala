@@ -39,7 +39,8 @@ import io.sparkkinesis.testing.TestStreams._
  *
  * The whole Kinesis-to-Kinesis pipeline is `bench/realtime/run.py --modes real-time --batch-duration ...`. Printed:
  * p50, p99, p99.9 and max over all records, the max and count over 100 ms within a second of each batch end
- * (the progress's trigger time of the next batch), and the progress's durations of each batch. In local mode the
+ * (its progress's trigger time plus its duration), Spark's gap between one batch's tasks and the next's, and the
+ * progress's durations of each batch. In local mode the
  * foreach sink and the driver share a JVM, so latencies are collected in this JVM's memory: fine for a benchmark.
  *
  * Arguments: pipeline, records a second, seconds, batch seconds, and for `sink` the progress tracking (`sync`,
@@ -121,12 +122,12 @@ object BatchEndPause {
           Thread.sleep(10)
         }
         val deadline = System.currentTimeMillis() + 60000
-        def arrived = if (pipeline == "sink") outputLatencies(server.get, stream.get).size else seen.size
-        while (arrived < added && System.currentTimeMillis() < deadline) {
+        def collected = if (pipeline == "sink") outputLatencies(server.get, stream.get) else seen.asScala.toSeq
+        while (collected.size < added && System.currentTimeMillis() < deadline) {
           query.exception.foreach(e => throw e)
           Thread.sleep(500)
         }
-        val latencies = if (pipeline == "sink") outputLatencies(server.get, stream.get) else seen.asScala.toSeq
+        val latencies = collected
         // A batch's progress comes when it ends: its trigger time plus its duration is that end.
         val ends = query.recentProgress.toSeq.map(p =>
           Instant.parse(p.timestamp).toEpochMilli + p.durationMs.get("triggerExecution").longValue)
@@ -153,35 +154,13 @@ object BatchEndPause {
 
   /** Puts `count` records whose data is their put time in millis (the sink pipeline's output holds the same). */
   private def putNow(server: LocalKinesisServer, stream: String, count: Int, from: Long): Unit = {
-    val entries = (0 until count).map(i =>
-      PutRecordsRequestEntry.builder().partitionKey(s"k${(from + i) % 16}")
-        .data(SdkBytes.fromUtf8String(System.currentTimeMillis().toString)).build())
-    client(server).putRecords(PutRecordsRequest.builder().streamName(stream).records(entries.asJava).build())
-  }
-
-  private var clients = Map.empty[String, software.amazon.awssdk.services.kinesis.KinesisClient]
-  private def client(server: LocalKinesisServer) = synchronized {
-    clients.getOrElse(server.endpoint, { val c = syncClient(server); clients += server.endpoint -> c; c })
+    val now = System.currentTimeMillis().toString
+    put(server, stream, (0 until count).map(i => s"k${(from + i) % 16}" -> now))
   }
 
   /** Every record of the output stream: (its arrival, its arrival minus the add time its data holds). */
   private def outputLatencies(server: LocalKinesisServer, stream: String): Seq[(Long, Long)] =
-    shards(server, stream).flatMap { shard =>
-      var iterator = client(server).getShardIterator(GetShardIteratorRequest.builder().streamName(stream)
-          .shardId(shard.shardId()).shardIteratorType(ShardIteratorType.TRIM_HORIZON).build()).shardIterator()
-      val out = Seq.newBuilder[(Long, Long)]
-      var more = true
-      while (more) {
-        val r = client(server).getRecords(GetRecordsRequest.builder().shardIterator(iterator).build())
-        r.records().asScala.foreach { rec =>
-          val arrival = rec.approximateArrivalTimestamp().toEpochMilli
-          out += arrival -> (arrival - rec.data().asUtf8String().toLong)
-        }
-        iterator = r.nextShardIterator()
-        more = !r.records().isEmpty && iterator != null
-      }
-      out.result()
-    }
+    readAll(server, stream).map(r => r.arrivalMillis -> (r.arrivalMillis - r.text.toLong))
 
   private def report(pipeline: String, batch: String, added: Long, l: Seq[(Long, Long)], ends: Seq[Long]): Unit = {
     val sorted = l.map(_._2).sorted.toIndexedSeq
