@@ -39,6 +39,13 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
         "shardDiscoveryInterval" -> "1s") ++ extra)
       .load()
 
+  /** Starts a query with Spark's real-time allowlist check off (for sinks not on it), on for the queries after. */
+  private def withoutAllowlistCheck(start: => StreamingQuery): StreamingQuery = {
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    try start
+    finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+  }
+
   /** A real-time query of `stream` into a [[Collected]] sink named `sink`. */
   private def start(
       server: LocalKinesisServer,
@@ -59,13 +66,10 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     put(server, stream, records(0, 200))
     // Spark's allowlist has its continuous memory sink, which only its own tests can make; the memory sink writes
     // at the end of each batch.
-    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
-    val query =
-      try source(server, stream)
-          .selectExpr("upper(CAST(data AS STRING)) AS data", "approximateArrivalTimestamp AS arrived")
-          .writeStream.format("memory").queryName("rtm_memory").outputMode("update").trigger(trigger)
-          .option("checkpointLocation", Files.createTempDirectory("rtm-memory").toString).start()
-      finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+    val query = withoutAllowlistCheck(source(server, stream)
+        .selectExpr("upper(CAST(data AS STRING)) AS data", "approximateArrivalTimestamp AS arrived")
+        .writeStream.format("memory").queryName("rtm_memory").outputMode("update").trigger(trigger)
+        .option("checkpointLocation", Files.createTempDirectory("rtm-memory").toString).start())
     def read: Seq[Row] = spark.table("rtm_memory").collect().toSeq
     try {
       await(query, "the 200 records put before the query")(read.size >= 200)
@@ -242,16 +246,13 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     val output = freshStream(server, "rtm-k2k-out", 1)
     put(server, input, records(0, 100))
     // The Kinesis sink is not in Spark's real-time allowlist: the check is turned off for this query.
-    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
-    val query =
-      try source(server, input)
-          .selectExpr("upper(CAST(data AS STRING)) AS data", "partitionKey")
-          .writeStream.format("kinesis").options(options(server, output) + ("maxRecordDelay" -> "10ms"))
-          .option("checkpointLocation", Files.createTempDirectory("rtm-k2k").toString)
-          // Spark tracks progress asynchronously in real-time mode only for the sinks it knows.
-          .option("asyncProgressTrackingEnabled", "false")
-          .outputMode("update").trigger(Trigger.RealTime("5 minutes")).start()
-      finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+    val query = withoutAllowlistCheck(source(server, input)
+        .selectExpr("upper(CAST(data AS STRING)) AS data", "partitionKey")
+        .writeStream.format("kinesis").options(options(server, output) + ("maxRecordDelay" -> "10ms"))
+        .option("checkpointLocation", Files.createTempDirectory("rtm-k2k").toString)
+        // Spark tracks progress asynchronously in real-time mode only for the sinks it knows.
+        .option("asyncProgressTrackingEnabled", "false")
+        .outputMode("update").trigger(Trigger.RealTime("5 minutes")).start())
     def landed: Seq[String] = readAll(server, output).map(_.text)
     try {
       await(query, "the first 100 records in the output stream")(landed.size >= 100)
@@ -271,15 +272,11 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     val checkpoint = Files.createTempDirectory("rtm-async").toString
     // Spark writes its offset and commit logs beside the batches, not between them, only for the sinks it knows;
     // this internal option of Spark's lifts that check (docs/source.md, "Sinks").
-    def run(): StreamingQuery = {
-      spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
-      try source(server, input)
-          .selectExpr("CAST(data AS STRING) AS data", "partitionKey")
-          .writeStream.format("kinesis").options(options(server, output) + ("maxRecordDelay" -> "10ms"))
-          .option("checkpointLocation", checkpoint).option("_asyncProgressTrackingOverrideSinkSupportCheck", "true")
-          .outputMode("update").trigger(trigger).start()
-      finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
-    }
+    def run(): StreamingQuery = withoutAllowlistCheck(source(server, input)
+        .selectExpr("CAST(data AS STRING) AS data", "partitionKey")
+        .writeStream.format("kinesis").options(options(server, output) + ("maxRecordDelay" -> "10ms"))
+        .option("checkpointLocation", checkpoint).option("_asyncProgressTrackingOverrideSinkSupportCheck", "true")
+        .outputMode("update").trigger(trigger).start())
     def landed: Set[String] = readAll(server, output).map(_.text).toSet
     val first = run()
     try {
