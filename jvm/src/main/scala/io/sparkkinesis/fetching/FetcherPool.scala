@@ -74,9 +74,7 @@ private[sparkkinesis] final class FetcherPool(
   /** Closes the pooled fetchers of queries that stopped. */
   def dropSources(sourceIds: Seq[String]): Unit = if (sourceIds.nonEmpty) {
     val gone = sourceIds.toSet
-    entries.entrySet().removeIf { e =>
-      val drop = gone.contains(e.getKey._1); if (drop) closeQuietly(e.getValue.fetcher); drop
-    }
+    entries.forEach((key, pooled) => if (gone.contains(key._1)) closeIfRemoved(key, pooled))
   }
 
   def dropSource(sourceId: String): Unit = dropSources(Seq(sourceId))
@@ -84,10 +82,15 @@ private[sparkkinesis] final class FetcherPool(
   /** Closes the fetchers no task took within [[idleMillis]] of their return. */
   def evictIdle(): Unit = {
     val now = clock()
-    entries.entrySet().removeIf { e =>
-      val drop = now - e.getValue.returnedAt > idleMillis; if (drop) closeQuietly(e.getValue.fetcher); drop
-    }
+    entries.forEach((key, pooled) => if (now - pooled.returnedAt > idleMillis) closeIfRemoved(key, pooled))
   }
+
+  /**
+   * Closes `pooled` if this call is the one that takes it out of the pool. The removal comes first and is atomic, so
+   * a fetcher being closed is never in the pool for a task to [[take]]; and one a task took meanwhile is its own.
+   */
+  private def closeIfRemoved(key: (String, ShardKey), pooled: Pooled): Unit =
+    if (entries.remove(key, pooled)) closeQuietly(pooled.fetcher)
 
   /** Fetchers pooled now (tests, metrics). */
   def size: Int = entries.size()

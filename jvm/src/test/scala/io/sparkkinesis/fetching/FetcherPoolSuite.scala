@@ -11,7 +11,7 @@ import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPo
 class FetcherPoolSuite extends AnyFunSuite {
 
   /** A fetcher that reads nothing: what the pool does with it is all that is looked at. */
-  private final class Held(ended: Boolean = false, failed: Boolean = false) extends ShardFetcher {
+  private class Held(ended: Boolean = false, failed: Boolean = false) extends ShardFetcher {
     var closes = 0
     override def fetch(patient: Boolean): FetchedPage = throw new UnsupportedOperationException
     override def shardEnded: Boolean = ended
@@ -97,6 +97,32 @@ class FetcherPoolSuite extends AnyFunSuite {
     pool.evictIdle()
     assert(f.closes == 1 && pool.size == 0)
     assert(pool.take("q", shard, after("10"), settings, closed = false).isEmpty)
+  }
+
+  test("a fetcher the sweep is closing is never handed to a task that asks for it meanwhile") {
+    val clock = new Clock
+    val pool = new FetcherPool(idleMillis = 60000L, clock = () => clock.now)
+    val closing = new java.util.concurrent.CountDownLatch(1)
+    val release = new java.util.concurrent.CountDownLatch(1)
+    // Its close takes a while (the network, a subscription's cancel): the sweep is inside close() while a task of
+    // the shard asks the pool for its fetcher.
+    val slow = new Held {
+      override def close(): Unit = { closing.countDown(); release.await(); super.close() }
+    }
+    pool.give("q", shard, slow, after("10"), Vector.empty, settings, closed = false)
+    clock.now += 60001L
+    val sweep = new Thread(() => pool.evictIdle(), "test-sweep")
+    sweep.setDaemon(true)
+    sweep.start()
+    try {
+      assert(closing.await(10, java.util.concurrent.TimeUnit.SECONDS), "the sweep never closed the idle fetcher")
+      val taken = pool.take("q", shard, after("10"), settings, closed = false)
+      assert(!taken.exists(_.fetcher eq slow), "a task was handed the fetcher the sweep is closing")
+    } finally {
+      release.countDown()
+      sweep.join(10000L)
+    }
+    assert(!sweep.isAlive && slow.closes == 1 && pool.size == 0)
   }
 
   test("a stopped query's fetchers are closed, other queries' kept") {
