@@ -22,14 +22,30 @@ private[sparkkinesis] object PrefetchBuffers {
 
   def get(sourceId: String, key: ShardKey): Option[ShardBuffer] = Option(buffers.get((sourceId, key)))
 
+  /**
+   * The shard's buffer, made with `fetch` if there is none. A buffer made another way (a retried attempt's, which
+   * reads by GetRecords where the query reads by fan-out) is replaced, and closed, when `replaceMisfit`: a task's
+   * first attempt, which reads the way the query does, so one retried attempt does not turn a shard's reading on
+   * this executor to GetRecords for good. A retried attempt passes false and reads with the buffer it finds.
+   */
   def getOrCreate(
       sourceId: String,
       key: ShardKey,
       stream: StreamRef,
       conn: AwsConnection,
-      fetch: FetchSettings): ShardBuffer = {
+      fetch: FetchSettings,
+      replaceMisfit: Boolean = true): ShardBuffer = {
     sweeper
-    buffers.computeIfAbsent((sourceId, key), _ => new ShardBuffer(key, stream, conn, fetch))
+    var replaced: Option[ShardBuffer] = None
+    val buffer = buffers.compute((sourceId, key),
+      (_, found) =>
+        if (found != null && (!replaceMisfit || found.settings == fetch)) found
+        else {
+          replaced = Option(found)
+          new ShardBuffer(key, stream, conn, fetch)
+        })
+    replaced.foreach(_.close())
+    buffer
   }
 
   private lazy val sweeper: java.util.concurrent.ScheduledExecutorService = {

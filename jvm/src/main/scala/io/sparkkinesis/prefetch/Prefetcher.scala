@@ -24,9 +24,12 @@ private[sparkkinesis] object Prefetcher {
     // The task's shards side by side: each one's calls wait on the network, not on the CPU.
     FetchThreads.map(spec.shards) { req =>
       // A retried or speculative attempt (readAhead false) that finds no buffer here reads by GetRecords: a second
-      // fan-out subscription to the shard would take it from the first attempt's executor.
+      // fan-out subscription to the shard would take it from the first attempt's executor. A later first attempt
+      // here replaces that buffer with one that reads the query's way.
       val fetch = if (readAhead) spec.fetch else spec.fetch.copy(consumers = Map.empty)
-      val buffer = PrefetchBuffers.getOrCreate(spec.sourceId, req.key, req.stream, spec.connection, fetch)
+      val buffer =
+        PrefetchBuffers.getOrCreate(spec.sourceId, req.key, req.stream, spec.connection, fetch,
+          replaceMisfit = readAhead)
       // No lock across the round: a fill releases the buffer between its calls (see ShardBuffer.fill), and the
       // cut says nothing beyond `req.from` should another task have moved the buffer meanwhile.
       buffer.align(req.from)

@@ -71,6 +71,9 @@ private[sparkkinesis] final class ShardBuffer(
   @volatile private var listedClosed = false
   def markClosed(): Unit = listedClosed = true
 
+  /** How the buffer reads its shard (a task whose query reads otherwise replaces it: [[PrefetchBuffers]]). */
+  def settings: FetchSettings = fetch
+
   /** Whether the buffer reads its shard by enhanced fan-out (its settings carry the stream's consumer). */
   def readsByFanOut: Boolean = fetch.consumers.contains(stream.name)
 

@@ -48,4 +48,26 @@ class PrefetchBuffersSuite extends AnyFunSuite with SharedSparkSession {
     assert(round(readAhead = true).readsByFanOut, "a first attempt reads by the query's consumer")
     assert(!round(readAhead = false).readsByFanOut, "a retried attempt would open a second subscription")
   }
+
+  test("a first attempt after a retried one on the same executor reads by the consumer again, not by GetRecords") {
+    val source = UUID.randomUUID().toString
+    val key = ShardKey("orders", "shardId-000000000002")
+    val request = ShardFetchRequest(key, stream, ShardPosition.NotStarted(StartPosition.TrimHorizon),
+      maxRecords = 0L, maxBytes = 0L)
+    spark.sparkContext
+    try {
+      // A retried attempt of round 1 lands here, where the shard has no buffer yet: it reads by GetRecords.
+      Prefetcher.run(FetchTaskSpec(source, Seq(request), connection, efo, None, None), readAhead = false)
+      val retried = PrefetchBuffers.get(source, key).get
+      assert(!retried.readsByFanOut)
+      // Round 2's first attempt is placed where round 1 reported the shard: here.
+      Prefetcher.run(FetchTaskSpec(source, Seq(request), connection, efo, None, None), readAhead = true)
+      val now = PrefetchBuffers.get(source, key).get
+      assert(now.readsByFanOut, "the query's rounds read the shard by GetRecords for good after one retried attempt")
+      assert(retried.closed, "the retried attempt's buffer is let go")
+      // A retried attempt that finds the query's buffer uses it as it is: it neither replaces nor subscribes twice.
+      Prefetcher.run(FetchTaskSpec(source, Seq(request), connection, efo, None, None), readAhead = false)
+      assert(PrefetchBuffers.get(source, key).get eq now)
+    } finally PrefetchBuffers.dropSource(source)
+  }
 }
