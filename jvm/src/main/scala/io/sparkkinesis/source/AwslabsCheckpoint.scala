@@ -8,7 +8,7 @@ import org.apache.spark.internal.Logging
 
 import io.sparkkinesis.aws.ShardDescription
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.offsets.{AwslabsOffsetJson, KinesisSourceOffset, ShardKey, ShardPosition}
+import io.sparkkinesis.offsets.{AwslabsOffsetJson, KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
 
 /**
  * Goes on from a checkpoint of the awslabs connector. Its entry in Spark's offset log for batch N says where batch N
@@ -19,8 +19,10 @@ import io.sparkkinesis.offsets.{AwslabsOffsetJson, KinesisSourceOffset, ShardKey
  *
  *  - A committed batch whose files are missing (kept in DynamoDB, or deleted) cannot be continued exactly: that
  *    fails with [KINESIS_FOREIGN_CHECKPOINT] and the recipe.
- *  - A shard they left out of the offset because it was read to its end, and that is still listed (closed), is
- *    `Ended` here, so it is not read again.
+ *  - A closed shard their entry leaves out was read to its end by them only if lineage shows it: a shard their
+ *    entry names descends from it (they go on into a shard's children only after its end). Then it is `Ended` here,
+ *    so it is not read again. Otherwise it came after their last batch (split, then merged, before the move): it is
+ *    read from its trim horizon, after its parents, like any shard the listing shows new.
  *  - LATEST (a shard they have read nothing from since the query started) becomes the time of the oldest entry
  *    of the log: no record of it was read, and none that arrived since is skipped (one that had arrived before a
  *    batch ran would have been read by it).
@@ -51,7 +53,9 @@ private[sparkkinesis] final class AwslabsCheckpoint(sourceCheckpoint: String, ha
       ShardKey(entry.stream, shard) -> AwslabsOffsetJson.toShardPosition(p, firstLogged)
     }
     val readToEnd = listed.collect {
-      case (k, d) if k.stream == entry.stream && d.isClosed && !positions.contains(k) => k -> ShardPosition.Ended
+      case (k, d) if k.stream == entry.stream && d.isClosed && !positions.contains(k) =>
+        k -> (if (AwslabsCheckpoint.hasDescendantIn(k, positions.keySet, listed)) ShardPosition.Ended
+              else ShardPosition.NotStarted(StartPosition.TrimHorizon))
     }
     logInfo(s"Going on from the awslabs connector's batch ${entry.batchId} of stream '${entry.stream}' " +
       s"(${if (committed) "committed" else "to be run again"}; ${ends.size} shard files)")
@@ -66,4 +70,21 @@ private[sparkkinesis] final class AwslabsCheckpoint(sourceCheckpoint: String, ha
         finally in.close()
       AwslabsOffsetJson.readShardFile(text, s"the awslabs shard file ${status.getPath}")
     }.toMap
+}
+
+private[sparkkinesis] object AwslabsCheckpoint {
+
+  /** Whether a shard of `named` descends from `shard` (a child, a child's child, ...) by the parents `listed` gives. */
+  def hasDescendantIn(shard: ShardKey, named: Set[ShardKey], listed: Map[ShardKey, ShardDescription]): Boolean = {
+    val children = listed.toSeq.flatMap { case (k, d) => d.parents.map(p => ShardKey(k.stream, p) -> k) }
+      .groupBy(_._1).map { case (p, cs) => p -> cs.map(_._2) }
+    var seen = Set(shard)
+    var frontier = children.getOrElse(shard, Nil)
+    while (frontier.nonEmpty) {
+      if (frontier.exists(named.contains)) return true
+      seen ++= frontier
+      frontier = frontier.flatMap(children.getOrElse(_, Nil)).filterNot(seen.contains).distinct
+    }
+    false
+  }
 }

@@ -100,6 +100,33 @@ class AwslabsCheckpointSuite extends AnyFunSuite with LocalKinesisServers with S
     assert(run(stream, root).map(_._2).sorted == (60 until 70).map(i => s"r$i").sorted, "and goes on from there")
   }
 
+  test("shards split and merged after their last batch are read, parents first, not taken as read") {
+    val stream = freshStream(server, "awslabs-reshard", 1)
+    val parent = "shardId-000000000000"
+    put(server, stream, (0 until 10).map(i => s"k${i % 7}" -> s"p$i"))
+    val before = readAll(server, stream)
+    val root = newCheckpoint()
+    // Their last batch, committed: the one shard from TRIM_HORIZON, 3 records read.
+    offsetEntry(root, 0, stream, Map(parent -> None))
+    shardFile(root, 0, parent, before(2).sequenceNumber)
+    commit(root, 0)
+    // Since then (their query no longer running): a split, records in both children, the children merged again,
+    // and records in the merged shard. Neither child was ever read by them, and their entry does not name them.
+    split(server, stream, parent)
+    val children = shards(server, stream).map(_.shardId()).filter(_ != parent)
+    put(server, stream, (0 until 20).map(i => s"k${i % 7}" -> s"c$i"))
+    merge(server, stream, children(0), children(1))
+    put(server, stream, (0 until 10).map(i => s"k${i % 7}" -> s"m$i"))
+    awaitClockPastArrivals(server, stream)
+
+    val rows = run(stream, root)
+    val expected = before.drop(3).map(_.text) ++ (0 until 20).map(i => s"c$i") ++ (0 until 10).map(i => s"m$i")
+    assert(rows.map(_._2).sorted == expected.sorted, "every record after their last batch, once")
+    def batches(prefix: String): Seq[Long] = rows.filter(_._2.startsWith(prefix)).map(_._1)
+    assert(batches("p").max < batches("c").min, "the children are read after their parent")
+    assert(batches("c").max < batches("m").min, "the merged shard is read after both children")
+  }
+
   test("a committed awslabs batch without its shard files fails, naming the checkpoint and the recipe") {
     val stream = freshStream(server, "awslabs-dynamo", 1)
     val root = newCheckpoint()
