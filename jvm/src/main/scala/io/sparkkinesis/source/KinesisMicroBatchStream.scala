@@ -214,7 +214,22 @@ private[sparkkinesis] class KinesisMicroBatchStream(
       start: KinesisSourceOffset,
       listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey], Set[ShardKey]) = {
     val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis(), force = listNow)
+    forgetGone(from)
     (from, tracker.readable(from), tracker.endedParents(from))
+  }
+
+  /** The shards of the last offset planned from, whose driver state is kept. */
+  private var known = Set.empty[ShardKey]
+
+  /** Drops the driver's state of shards that left the offset (the planner's reports, metrics, the quiet watch). */
+  private def forgetGone(offset: KinesisSourceOffset): Unit = {
+    val gone = known -- offset.shards.keySet
+    if (gone.nonEmpty) {
+      planner.forget(gone)
+      metrics.forget(gone)
+      quietWatch.forget(gone)
+    }
+    known = offset.shards.keySet
   }
 
   /** Whether the last shard listing shows the shard closed (read by GetRecords to its end in every mode). */
@@ -233,6 +248,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    */
   private def next(start: KinesisSourceOffset, rows: Option[Long], bytes: Option[Long]): KinesisSourceOffset = {
     val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis())
+    forgetGone(from)
     val readable = tracker.readable(from)
     val waitingSince = System.currentTimeMillis()
     while (true) {

@@ -27,6 +27,9 @@ private[sparkkinesis] final class PrefetchPlanner(
 
   def availableNow: Boolean = cutoff.isDefined
 
+  /** Drops what it knows of shards that left the offset (expired with the stream's retention). */
+  def forget(gone: Set[ShardKey]): Unit = reports --= gone
+
   /** Every executor that holds buffers of this query, as far as the latest reports say. */
   def locations: Seq[String] = reports.values.map(_.location).toSeq.distinct.sorted
 

@@ -117,6 +117,13 @@ private[sparkkinesis] final class QuietWatch(
     }
   }
 
+  /** Stops watching shards that left the offset, and forgets them. */
+  def forget(gone: Set[ShardKey]): Unit = {
+    lastNews --= gone
+    backFromWatch --= gone
+    gone.foreach(k => Option(watches.remove(k)).foreach(_.cancelled = true))
+  }
+
   /** Set when a look finds news, cleared by [[woken]]: whether [[woken]] may have something to say. */
   @volatile private var anyWoke = false
   def mayHaveNews: Boolean = anyWoke

@@ -7,6 +7,14 @@ import io.sparkkinesis.compat.ScalaCompat._
 /** The source's metrics in StreamingQueryProgress.sources[].metrics, from the latest prefetch reports. */
 private[sparkkinesis] final class SourceMetrics {
   private var latest = Map.empty[ShardKey, ShardReport]
+  // The running totals of shards forgotten (they left the offset), so that the query's totals never go back.
+  private var forgotten = SourceMetrics.Totals()
+
+  /** Drops the reports of shards that left the offset, keeping their counts in the totals. */
+  def forget(gone: Set[ShardKey]): Unit = synchronized {
+    gone.flatMap(latest.get).foreach(r => forgotten = forgotten + r)
+    latest --= gone
+  }
 
   def record(reports: Seq[ShardReport]): Unit = synchronized {
     reports.foreach(r => latest = latest.updated(r.key, r))
@@ -44,8 +52,10 @@ private[sparkkinesis] final class SourceMetrics {
       streams: Int = 0): Map[String, String] = synchronized {
     val open = consumed.map(_.shards.count(_._2 != ShardPosition.Ended)).getOrElse(latest.size)
     val closed = consumed.map(_.shards.count(_._2 == ShardPosition.Ended)).getOrElse(0)
-    // Lag is about shards still being read: a closed shard's last answer says nothing about the stream's tip.
-    val reading = latest.filter { case (k, _) => !consumed.exists(_.shards.get(k).contains(ShardPosition.Ended)) }
+    // Lag is about shards still being read: not a closed shard's last answer, which says nothing about the stream's
+    // tip, nor one of a shard no longer in the offset.
+    val reading = latest.filter { case (k, _) => consumed.forall(_.shards.get(k).exists(_ != ShardPosition.Ended)) }
+    val totals = latest.values.foldLeft(forgotten)(_ + _)
     val behind = reading.values.flatMap(_.millisBehindLatest).toSeq
     val ours = Map(
       "avgMsBehindLatest" -> (if (behind.isEmpty) "0" else (behind.sum.toDouble / behind.size).toString),
@@ -55,15 +65,15 @@ private[sparkkinesis] final class SourceMetrics {
       "bufferedBytes" -> latest.values.map(_.bufferedBytes).sum.toString,
       "openShards" -> open.toString,
       "closedShards" -> closed.toString,
-      "getRecordsCalls" -> latest.values.map(_.getRecordsCalls).sum.toString,
+      "getRecordsCalls" -> totals.getRecordsCalls.toString,
       "driverGetRecordsCalls" -> driverCalls.toString,
       "quietShards" -> quietShards.toString,
-      "throttledCalls" -> latest.values.map(_.throttled).sum.toString,
-      "dataLoss" -> (latest.values.map(_.dataLoss).sum + lostShards).toString,
+      "throttledCalls" -> totals.throttled.toString,
+      "dataLoss" -> (totals.dataLoss + lostShards).toString,
       "consumerMode" -> (if (consumers.isEmpty) "polling" else "efo"),
       "consumerName" -> consumers.distinct.mkString(","),
-      "subscriptionsRenewed" -> latest.values.map(_.subscriptionsRenewed).sum.toString,
-      "subscriptionsFailed" -> latest.values.map(_.subscriptionsFailed).sum.toString)
+      "subscriptionsRenewed" -> totals.subscriptionsRenewed.toString,
+      "subscriptionsFailed" -> totals.subscriptionsFailed.toString)
     ours ++ SourceMetrics.databricksNames.map { case (theirs, mine) => theirs -> ours(mine) } ++ Map(
       "numTotalShards" -> (open + closed).toString,
       "numStreams" -> streams.toString,
@@ -72,6 +82,17 @@ private[sparkkinesis] final class SourceMetrics {
 }
 
 private[sparkkinesis] object SourceMetrics {
+
+  /** The counts that are running totals over the query's life, summed over shards. */
+  final case class Totals(
+      getRecordsCalls: Long = 0L,
+      throttled: Long = 0L,
+      dataLoss: Long = 0L,
+      subscriptionsRenewed: Long = 0L,
+      subscriptionsFailed: Long = 0L) {
+    def +(r: ShardReport): Totals = Totals(getRecordsCalls + r.getRecordsCalls, throttled + r.throttled,
+      dataLoss + r.dataLoss, subscriptionsRenewed + r.subscriptionsRenewed, subscriptionsFailed + r.subscriptionsFailed)
+  }
 
   /**
    * Databricks' metric names for what this connector reports under its own (avg/max/minMsBehindLatest are the

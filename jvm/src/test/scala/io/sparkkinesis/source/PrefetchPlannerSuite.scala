@@ -93,6 +93,18 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(big.plan(from, due, None, None).map(_.shards.size) == Seq(400, 400, 200))
   }
 
+  test("a shard that left the offset is forgotten: no location, no executor of its own to release") {
+    val planner = new PrefetchPlanner("q", options())
+    val from = offset(key(0) -> after(1), key(1) -> after(1))
+    planner.absorb(from,
+      Seq(report(key(0), after(2), location = "executor_h_1"),
+        report(key(1), after(2), location = "executor_h_2")))
+    assert(planner.locations == Seq("executor_h_1", "executor_h_2"))
+    planner.forget(Set(key(0)))
+    assert(planner.location(key(0)).isEmpty && planner.location(key(1)).contains("executor_h_2"))
+    assert(planner.locations == Seq("executor_h_2"))
+  }
+
   test("a shard is due when never read, when its next call is due, or when it has more than the planned end") {
     val planner = new PrefetchPlanner("q", options())
     val start = offset(key(0) -> after(5), key(1) -> after(5), key(2) -> after(5), key(3) -> after(5))
