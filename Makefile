@@ -63,9 +63,15 @@ help:
 
 # The virtual environments are installed without compiling every module to bytecode (PySpark alone has thousands):
 # Python compiles what a process imports, once, into the environment, and the set-up spends its CPU elsewhere.
+# The environment comes in two steps: first PySpark (the Spark 4 build compiles against its jars) and boto3 (the demo
+# writes with it), which is all `make demo` needs, then the rest of the test tools.
+VENV_CORE := $(VENV)/.core
 venv: $(VENV)/.installed
-$(VENV)/.installed: python/requirements-dev.txt
+$(VENV_CORE): python/requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --no-compile $$(grep -E '^(pyspark|boto3)==' python/requirements-dev.txt)
+	touch $@
+$(VENV)/.installed: $(VENV_CORE) python/requirements-dev.txt
 	$(PY) -m pip install --quiet --no-compile -r python/requirements-dev.txt
 	touch $@
 
@@ -84,18 +90,21 @@ servers: tests/harness/node_modules/.package-lock.json
 tests/harness/node_modules/.package-lock.json: tests/harness/package-lock.json
 	$(PYTHON) tests/harness/local_kinesis.py install
 
-# One sbt run builds every artifact's assembly jar; the other jars are made with the first.
+# The Spark 4 jar first (all `make demo` needs), then the Spark 3.5 ones in one more sbt run. (`make test` builds every
+# artifact in one sbt run: `build`.)
 jar: $(JARS) $(JAR_SBOMS)
-$(JAR): $(VENV)/.installed VERSION LICENSE build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties) \
-        $(shell find jvm/src/main -type f 2>/dev/null)
-	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/assembly)
-$(filter-out $(JAR),$(JARS)): $(JAR)
+JAR_INPUTS = VERSION LICENSE build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties) \
+  $(shell find jvm/src/main -type f 2>/dev/null)
+$(JAR): $(VENV_CORE) $(JAR_INPUTS)
+	$(SBT) $(firstword $(SBT_PROJECTS))/assembly
+$(filter-out $(JAR),$(JARS)) &: $(JAR) $(JAR_INPUTS)
+	$(SBT) $(foreach p,$(filter-out $(firstword $(SBT_PROJECTS)),$(SBT_PROJECTS)),$(p)/assembly)
 jvm/target/assembly/%-cyclonedx.json: jvm/target/assembly/%.jar bin/sbom
 	$(PYTHON) bin/sbom jar $<
 
 # The -sources and -javadoc jars of every artifact, which Maven Central asks for (bin/publish-local publishes them).
 doc-jars: $(DOC_JARS)
-$(firstword $(DOC_JARS)): $(VENV)/.installed VERSION LICENSE NOTICE build.sbt \
+$(firstword $(DOC_JARS)): $(VENV_CORE) VERSION LICENSE NOTICE build.sbt \
         $(wildcard project/*.scala project/*.sbt project/build.properties) $(shell find jvm/src/main -type f 2>/dev/null)
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc)
 $(filter-out $(firstword $(DOC_JARS)),$(DOC_JARS)): $(firstword $(DOC_JARS))
@@ -224,9 +233,14 @@ build: venv sbt-deps
 setup:
 	$(MAKE) --no-print-directory -j5 venv servers actionlint sbt-deps compat-venvs
 
+SBT_INPUTS = build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties project/repositories)
 sbt-deps: .tools/.sbt-deps
-.tools/.sbt-deps: build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties project/repositories)
+.tools/.sbt-deps: $(SBT_INPUTS)
 	bin/sbt update
+	touch $@
+# One artifact's dependencies only (`make demo`: the Spark 4 one, whose Spark comes from PySpark).
+.tools/.sbt-deps-%: $(SBT_INPUTS)
+	bin/sbt $*/update
 	touch $@
 
 # Formats the Scala sources as .scalafmt.conf says (what `make test` checks).
@@ -260,8 +274,16 @@ reproducible-check: venv
 	cd target/reproducible && (cd first && sha256sum *) > first.sha256 && (cd second && sha256sum -c ../first.sha256)
 	@echo "reproducible-check: $$(ls target/reproducible/first | wc -l) files byte-identical across two builds"
 
-demo: install-wheel servers
-	$(PY) examples/demo.py
+# `make demo` builds only what the demo runs, the Spark 4 jar (no Spark 3.5 jars, SBOMs or Scaladoc), after its
+# set-up steps side by side: PySpark and boto3, the local servers, and sbt with that artifact's dependencies. The
+# demo imports the package from the source tree with that jar in it, laid out as `make wheel` lays it out.
+demo:
+	$(MAKE) --no-print-directory -j3 $(VENV_CORE) servers .tools/.sbt-deps-$(firstword $(SBT_PROJECTS))
+	$(MAKE) --no-print-directory $(JAR)
+	mkdir -p python/spark_kinesis/jars
+	cp $(JAR) python/spark_kinesis/jars/
+	cp VERSION python/spark_kinesis/VERSION
+	PYTHONPATH=python $(PY) examples/demo.py
 
 # Benchmarks (not part of CI): results go to docs/performance.md by hand, plots to docs/img/.
 bench-venv: $(VENV)/.bench
