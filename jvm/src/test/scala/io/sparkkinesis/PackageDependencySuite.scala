@@ -10,12 +10,13 @@ import org.scalatest.funsuite.AnyFunSuite
 /**
  * The connector's packages depend on each other in one direction only (docs/design.md, "Packages"):
  * {{{
- * errors, compat <- config <- aws <- offsets, kpl <- fetching <- prefetch <- reader <- source <- (root: the provider)
- * sink <- (root), and the sink uses only errors, compat, config, aws and kpl
+ * errors, compat, runtime <- config <- aws <- offsets, kpl <- fetching <- prefetch <- reader <- source <- (root)
+ * sink <- (root), and the sink uses only errors, compat, runtime, config, aws and kpl
  * }}}
- * A file may use its own package and the packages below it, never one above it or beside it. This suite reads
- * every source file of the connector and fails on any reference (import or fully qualified name, outside
- * comments) that points the other way, so a cycle cannot come back unnoticed.
+ * A file may use its own package and the packages below it, never one above it or beside it; the root package (the
+ * provider and the table: wiring) is on top, so no other package may use what it defines. This suite reads every
+ * source file of the connector and fails on any reference (import or fully qualified name, outside comments) that
+ * points the other way, so a cycle cannot come back unnoticed.
  */
 class PackageDependencySuite extends AnyFunSuite {
   import PackageDependencySuite._
@@ -62,6 +63,12 @@ class PackageDependencySuite extends AnyFunSuite {
     assert(violationsIn("reader", "import io.sparkkinesis.prefetch.PrefetchBuffers").isEmpty)
     assert(violationsIn("sink", "import io.sparkkinesis.kpl.KplAggregator").isEmpty)
     assert(violationsIn(Root, "import io.sparkkinesis.sink.KinesisWriteBuilder").isEmpty)
+    // A type of the root package, however it is named: the root is the top, no package below may use it.
+    assert(violationsIn("fetching", "import io.sparkkinesis.DaemonThreads") == Seq("fetching -> (root)"))
+    assert(violationsIn("sink", "import io.sparkkinesis.{KinesisTable, sink}") == Seq("sink -> (root)"))
+    assert(violationsIn("aws", "val p = new io.sparkkinesis.KinesisSourceProvider()") == Seq("aws -> (root)"))
+    assert(violationsIn(Root, "import io.sparkkinesis.KinesisTable").isEmpty)
+    assert(violationsIn("source", "import io.sparkkinesis.runtime.DaemonThreads").isEmpty)
   }
 }
 
@@ -71,7 +78,7 @@ object PackageDependencySuite {
 
   /** Lower ranks are lower layers; equal ranks are peers, which may not use each other. */
   val Rank: Map[String, Int] = Map(
-    "errors" -> 0, "compat" -> 0,
+    "errors" -> 0, "compat" -> 0, "runtime" -> 0,
     "config" -> 1,
     "aws" -> 2,
     "offsets" -> 3, "kpl" -> 3,
@@ -80,9 +87,16 @@ object PackageDependencySuite {
     "reader" -> 6,
     "source" -> 7)
 
-  val SinkMayUse: Set[String] = Set("errors", "compat", "config", "aws", "kpl")
+  val SinkMayUse: Set[String] = Set("errors", "compat", "runtime", "config", "aws", "kpl")
 
-  private val Reference = """io\.sparkkinesis\.([a-z]+)\b""".r
+  // `io.sparkkinesis.<package>` or `io.sparkkinesis.<Type>` (a type of the root package), or an import of several
+  // names at once, `io.sparkkinesis.{...}`.
+  private val Reference = """io\.sparkkinesis\.([A-Za-z_]+)\b""".r
+  private val Selectors = """io\.sparkkinesis\.\{([^}]*)\}""".r
+  private val Name = """[A-Za-z_][A-Za-z0-9_]*""".r
+
+  /** The package a name right under io.sparkkinesis stands for: a package's own name, else (a type) the root. */
+  private def packageNamed(name: String): String = if (name.head.isUpper) Root else name
   private val BlockComment = """(?s)/\*.*?\*/""".r
   private val LineComment = """//[^\n]*""".r
 
@@ -95,7 +109,9 @@ object PackageDependencySuite {
   /** "from -> to" for each package `text` (a file of package `from`) uses but may not, once each. */
   def violationsIn(from: String, text: String): Seq[String] = {
     val code = LineComment.replaceAllIn(BlockComment.replaceAllIn(text, ""), "")
-    Reference.findAllMatchIn(code).map(_.group(1)).filterNot(_ == "shaded").toSeq.distinct
-      .filterNot(allowed(from, _)).map(to => s"$from -> $to")
+    // Each selector's first name (`A => B` renames A).
+    val selected = Selectors.findAllMatchIn(code).flatMap(_.group(1).split(",").toSeq.flatMap(Name.findFirstIn(_)))
+    (Reference.findAllMatchIn(code).map(_.group(1)) ++ selected).filterNot(_ == "shaded").map(packageNamed)
+      .toSeq.distinct.filterNot(allowed(from, _)).map(to => s"$from -> $to")
   }
 }

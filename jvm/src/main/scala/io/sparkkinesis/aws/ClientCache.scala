@@ -4,7 +4,7 @@ import java.util.concurrent.{Executors, ScheduledExecutorService, TimeUnit}
 
 import scala.util.control.NonFatal
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 
 /**
  * SDK clients of one kind, one per key (a connection: endpoint, region, credentials, ...), at most `capacity` of

@@ -34,7 +34,7 @@ import software.amazon.awssdk.services.sts.StsClient
 import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
 import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 
 /**
  * Builds and caches SDK clients per JVM, one per distinct connection, used on the driver for planning and on

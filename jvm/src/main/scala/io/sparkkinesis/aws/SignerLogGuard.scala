@@ -3,6 +3,7 @@ package io.sparkkinesis.aws
 import java.beans.PropertyChangeEvent
 import java.util.Collections
 
+import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
 import org.apache.logging.log4j.{Level, LogManager, Marker}
@@ -30,9 +31,16 @@ private[sparkkinesis] object SignerLogGuard {
   /** The signer packages (http-auth-aws, the legacy auth.signer) and the credential providers (SDK, STS). */
   val Loggers: Seq[String] = Seq(
     classOf[software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner].getPackageName.stripSuffix(".signer"),
-    classOf[software.amazon.awssdk.auth.signer.Aws4Signer].getPackageName,
+    legacySigners,
     classOf[software.amazon.awssdk.auth.credentials.AwsCredentialsProvider].getPackageName,
     classOf[software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider].getPackageName)
+
+  /**
+   * The legacy signer's package, named through its class (which the SDK deprecates) so that the assembly's relocation
+   * renames it too: an SDK part that still signs with it logs there.
+   */
+  @nowarn("cat=deprecation")
+  private def legacySigners: String = classOf[software.amazon.awssdk.auth.signer.Aws4Signer].getPackageName
 
   /** Whether an event of `level` from logger `name` may be logged. */
   def allows(name: String, level: Level): Boolean =

@@ -11,7 +11,7 @@ import org.apache.spark.internal.Logging
 import org.reactivestreams.{Subscriber, Subscription}
 import software.amazon.awssdk.services.kinesis.model._
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 import io.sparkkinesis.aws.{Backoff, Failure, StreamRef}
 import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
 import io.sparkkinesis.offsets.StartPosition

@@ -2,7 +2,7 @@ package io.sparkkinesis.prefetch
 
 import java.util.concurrent.{Callable, ExecutorService, Executors}
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 import io.sparkkinesis.compat.CollectionConverters._
 
 /**

@@ -4,7 +4,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import io.sparkkinesis.compat.CollectionConverters._
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.ShardKey

@@ -6,7 +6,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 
 /**
  * Executor-side reading between prefetch rounds. After a round has cut a batch's end, a shard that is behind keeps

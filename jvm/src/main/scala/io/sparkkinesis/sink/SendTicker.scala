@@ -9,7 +9,7 @@ import java.util.concurrent.{
   TimeUnit
 }
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 
 /**
  * Wakes writers with a `maxRecordDelay`, so the records they hold leave within that delay even when no new row comes

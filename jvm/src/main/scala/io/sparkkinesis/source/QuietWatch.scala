@@ -10,7 +10,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 import io.sparkkinesis.fetching.{ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 

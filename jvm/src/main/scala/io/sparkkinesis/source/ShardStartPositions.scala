@@ -46,11 +46,11 @@ private[sparkkinesis] object ShardStartPositions {
       try mapper.readTree(json)
       catch { case NonFatal(_) => null }
     if (root == null || !root.isObject) throw bad("it is not a JSON object")
-    val entries = root.fields().asScala.toSeq.flatMap { stream =>
+    val entries = root.properties().asScala.toSeq.flatMap { stream =>
       if (!streams.contains(stream.getKey))
         throw bad(s"'${stream.getKey}' is not one of the streams read: ${streams.toSeq.sorted.mkString(", ")}")
       if (!stream.getValue.isObject) throw bad(s"the value for stream '${stream.getKey}' is not an object")
-      stream.getValue.fields().asScala.toSeq.map { shard =>
+      stream.getValue.properties().asScala.toSeq.map { shard =>
         val key = ShardKey(stream.getKey, shard.getKey)
         val value = shard.getValue
         val position = value match {

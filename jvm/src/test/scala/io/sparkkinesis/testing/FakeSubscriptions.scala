@@ -4,7 +4,7 @@ import java.time.Instant
 import java.util.concurrent.{CompletableFuture, Executors, ScheduledFuture, TimeUnit}
 import java.util.concurrent.atomic.AtomicLong
 
-import io.sparkkinesis.DaemonThreads
+import io.sparkkinesis.runtime.DaemonThreads
 import io.sparkkinesis.compat.CollectionConverters._
 
 import software.amazon.awssdk.awscore.exception.AwsServiceException

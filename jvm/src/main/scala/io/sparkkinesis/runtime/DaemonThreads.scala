@@ -1,4 +1,4 @@
-package io.sparkkinesis
+package io.sparkkinesis.runtime
 
 import java.util.concurrent.ThreadFactory
 import java.util.concurrent.atomic.AtomicInteger
