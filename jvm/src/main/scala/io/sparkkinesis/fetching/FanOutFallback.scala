@@ -1,0 +1,53 @@
+package io.sparkkinesis.fetching
+
+import io.sparkkinesis.offsets.StartPosition
+
+/**
+ * GetRecords in place of a fan-out subscription that cannot be had (from a failed attempt until the next event), so
+ * that a shard is never stuck waiting for one: the fetcher `open` builds, from the last record handed out, kept
+ * until an event comes and let go then. Its calls, throttles and losses count in the fan-out fetcher's totals. Not
+ * thread-safe, except [[read]], which the fan-out fetcher calls outside its lock.
+ */
+private[fetching] final class FanOutFallback(open: StartPosition => ShardFetcher) {
+  private var polling: Option[ShardFetcher] = None
+  private var callsMade = 0L
+  private var throttledCalls = 0L
+  private var losses = 0L
+
+  def calls: Long = callsMade
+  def throttled: Long = throttledCalls
+  def dataLoss: Long = losses
+
+  /** The GetRecords fetcher, opened `from` the first time it is asked for; whether it was opened now. */
+  def fetcher(from: => StartPosition): (ShardFetcher, Boolean) = polling match {
+    case Some(p) => (p, false)
+    case None =>
+      val p = open(from)
+      polling = Some(p)
+      (p, true)
+  }
+
+  /** When the fetcher in use may next return records (see [[ShardFetcher.readyAt]]); none in use: now. */
+  def readyAt: Long = polling.fold(Long.MinValue)(_.readyAt)
+
+  /** A page of `p` and what the call cost: (the page, calls, throttled, losses) to add under the caller's lock. */
+  def read(p: ShardFetcher, patient: Boolean): (FetchedPage, Long, Long, Long) = {
+    val (calls0, throttled0, loss0) = (p.calls, p.throttled, p.dataLoss)
+    val page = p.fetch(patient)
+    (page, p.calls - calls0, p.throttled - throttled0, p.dataLoss - loss0)
+  }
+
+  def count(calls: Long, throttled: Long, dataLoss: Long): Unit = {
+    callsMade += calls
+    throttledCalls += throttled
+    losses += dataLoss
+  }
+
+  /** An event came: the subscription serves again, and the next failure opens a new fetcher from where it stands. */
+  def release(): Unit = polling = None
+
+  def close(): Unit = {
+    polling.foreach(_.close())
+    polling = None
+  }
+}
