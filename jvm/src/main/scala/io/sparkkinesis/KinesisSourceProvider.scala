@@ -11,7 +11,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import io.sparkkinesis.aws.StreamCheck
 import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.reader.KinesisSchema
-import io.sparkkinesis.source.SourceOptions
+import io.sparkkinesis.source.{ParsedRead, SourceOptions}
 
 /**
  * Entry point registered as format `kinesis`: wiring only. `inferSchema` runs when a read is defined (`load()`;
@@ -26,9 +26,13 @@ class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends Tab
 
   override def shortName(): String = dialect.format
 
+  /** The read's options as `inferSchema` parsed them, handed to the table so that its scan does not parse again. */
+  @volatile private var parsed: Option[ParsedRead] = None
+
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
     val source = SourceOptions.parse(options, dialect)
     StreamCheck.requireExisting(source.connection, source.streams)
+    parsed = Some(ParsedRead(options, source))
     KinesisSchema.schema
   }
 
@@ -39,5 +43,5 @@ class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends Tab
       schema: StructType,
       partitioning: Array[Transform],
       properties: util.Map[String, String]): Table =
-    new KinesisTable(schema, dialect)
+    new KinesisTable(schema, dialect, parsed)
 }

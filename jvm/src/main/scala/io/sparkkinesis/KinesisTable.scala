@@ -15,14 +15,18 @@ import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.sink.{KinesisWriteBuilder, StreamingSinkProgress}
 import io.sparkkinesis.reader.KinesisSchema
-import io.sparkkinesis.source.{KinesisScanBuilder, SourceOptions}
+import io.sparkkinesis.source.{KinesisScanBuilder, ParsedRead, SourceOptions}
 
 /**
  * One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). As a
  * streaming query's sink it reports the latest committed batch's sink counters in the query's progress. Its options
- * are read in the `dialect` of the format it was opened with.
+ * are read in the `dialect` of the format it was opened with; a read's, as the provider parsed them (`parsed`) when
+ * the scan is built from the same options.
  */
-private[sparkkinesis] final class KinesisTable(tableSchema: StructType, dialect: Dialect = Dialect.Kinesis)
+private[sparkkinesis] final class KinesisTable(
+    tableSchema: StructType,
+    dialect: Dialect = Dialect.Kinesis,
+    parsed: Option[ParsedRead] = None)
   extends SupportsRead with SupportsWrite
   with ReportsSinkMetrics {
 
@@ -41,7 +45,7 @@ private[sparkkinesis] final class KinesisTable(tableSchema: StructType, dialect:
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     if (tableSchema != KinesisSchema.schema) throw KinesisErrors.userSchemaNotAllowed()
-    new KinesisScanBuilder(SourceOptions.parse(options, dialect))
+    new KinesisScanBuilder(parsed.flatMap(_.of(options)).getOrElse(SourceOptions.parse(options, dialect)))
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =

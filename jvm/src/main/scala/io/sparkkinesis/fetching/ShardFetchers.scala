@@ -44,6 +44,12 @@ private[sparkkinesis] object ShardFetchers {
       case None => polling(connection, stream, shardId, start, settings)
     }
 
+  /**
+   * Whether `fetcher`, opened before the driver's listing showed the shard `closed`, still reads it as [[open]] would
+   * now: a subscription does not (a closed shard is read to its end by GetRecords), unless it already reached the end.
+   */
+  def stillFits(fetcher: ShardFetcher, closed: Boolean): Boolean = !(closed && fetcher.pushed && !fetcher.shardEnded)
+
   private def polling(
       connection: AwsConnection,
       stream: StreamRef,

@@ -144,7 +144,7 @@ private[sparkkinesis] final class ShardBuffer(
     val (reader, skipFrom, readerBase) = synchronized {
       while (fetching && patient && !closedFlag) wait()
       if (fetching || closedFlag) return false
-      if (fetcher != null && listedClosed && fetcher.pushed && !fetcher.shardEnded) {
+      if (fetcher != null && !ShardFetchers.stillFits(fetcher, listedClosed)) {
         retire(fetcher)
         fetcher = null
       }
