@@ -37,29 +37,33 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
-  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed, () => readSettings, () => slots())
 
   /** Spark's task slots, which bound the tasks of a round and of a batch (overridden by tests). */
   protected def slots(): Int = TaskSlots.current
   private val metrics = new SourceMetrics
   private val quietWatch = new QuietWatch(options, quietAfterMillis)
 
-  /** The enhanced fan-out consumers the query reads with (`consumerMode=efo`), once looked up or registered. */
-  @volatile private var consumers: Seq[StreamConsumer] = Nil
+  /**
+   * The enhanced fan-out consumers the query reads with (`consumerMode=efo`): the stream's first step, when the query
+   * starts, looks each one up (or registers it) and waits until it is ACTIVE, within
+   * `StreamConsumers.ActiveTimeoutMillis`, or fails the query naming the consumer ([[StreamConsumers.acquire]]).
+   * None with polling.
+   */
+  private val consumers: Seq[StreamConsumer] = options.consumer.fold(Seq.empty[StreamConsumer]) { spec =>
+    val acquired = StreamConsumers.acquire(options.connection, options.streams, spec,
+      StreamConsumers.defaultName(checkpointLocation))
+    logInfo(s"Reading by enhanced fan-out as ${acquired.map(c => s"${c.name} (${c.stream})").mkString(", ")}")
+    acquired
+  }
 
   /**
-   * How prefetch rounds read: with `consumerMode=efo`, by the consumer of each stream, which the driver looks up
-   * (or registers, and waits for ACTIVE) before the first round; re-reads of planned ranges and the driver's own
-   * looks at quiet shards keep to GetRecords.
+   * How prefetch rounds and real-time tasks read: by the consumer of each stream with `consumerMode=efo`; re-reads
+   * of planned ranges and the driver's own looks at quiet shards keep to GetRecords.
    */
-  private[source] lazy val readSettings: FetchSettings = options.consumer match {
-    case None => options.fetch
-    case Some(spec) =>
-      consumers = StreamConsumers.acquire(options.connection, options.streams, spec,
-        StreamConsumers.defaultName(checkpointLocation))
-      logInfo(s"Reading by enhanced fan-out as ${consumers.map(c => s"${c.name} (${c.stream})").mkString(", ")}")
-      options.fetch.copy(consumers = consumers.map(c => c.stream -> c.arn).toMap)
-  }
+  private[source] val readSettings: FetchSettings =
+    options.fetch.copy(consumers = consumers.map(c => c.stream -> c.arn).toMap)
+
+  private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed, readSettings, () => slots())
 
   /** Losses batch tasks met re-reading planned ranges from Kinesis (failOnDataLoss=false), for `dataLoss`. */
   private lazy val rangeLoss = SparkSession.active.sparkContext.longAccumulator("kinesis data loss in re-read ranges")

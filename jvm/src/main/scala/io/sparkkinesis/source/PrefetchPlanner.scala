@@ -1,5 +1,6 @@
 package io.sparkkinesis.source
 
+import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
 import io.sparkkinesis.compat.ScalaCompat._
@@ -13,10 +14,10 @@ private[sparkkinesis] final class PrefetchPlanner(
     sourceId: String,
     options: SourceOptions,
     isClosed: ShardKey => Boolean = _ => false,
-    fetch: () => io.sparkkinesis.fetching.FetchSettings = null,
+    readSettings: FetchSettings = null,
     slots: () => Int = () => Int.MaxValue) {
-  // How executors read: the options' settings, with the query's fan-out consumers once the stream has them.
-  private def readSettings = if (fetch == null) options.fetch else fetch()
+  // How executors read: the options' settings, with the query's fan-out consumers (the stream acquired them).
+  private val fetch = Option(readSettings).getOrElse(options.fetch)
   private var reports = Map.empty[ShardKey, ShardReport]
 
   /** Rounds planned so far; rotates which shards get the remainder of a budget. */
@@ -161,7 +162,7 @@ private[sparkkinesis] final class PrefetchPlanner(
     val perTask = TaskSlots.shardsPerTask(requests.size, options.shardsPerTask, slots())
     val groups = ShardGrouping.group(requests.map(_.key), perTask, location, load)
     groups.map { keys =>
-      FetchTaskSpec(sourceId, keys.map(byKey), options.connection, readSettings, cutoff.map(_.millis),
+      FetchTaskSpec(sourceId, keys.map(byKey), options.connection, fetch, cutoff.map(_.millis),
         location(keys.head))
     }
   }
