@@ -20,7 +20,8 @@ final case class UserRecordRead(shardId: String, partitionKey: String, data: Arr
 object KclStyleReader {
 
   /** What a range-filtering consumer keeps, parents' shards before their children's. */
-  def read(server: LocalKinesisServer, stream: String): Seq[UserRecordRead] = records(server, stream, inRangeOnly = true)
+  def read(server: LocalKinesisServer, stream: String): Seq[UserRecordRead] =
+    records(server, stream, inRangeOnly = true)
 
   /** Every user record of every aggregate, misplaced ones included (what a consumer that does not filter sees). */
   def allCopies(server: LocalKinesisServer, stream: String): Seq[UserRecordRead] =
@@ -32,7 +33,8 @@ object KclStyleReader {
       s.shardId() -> (BigInt(s.hashKeyRange().startingHashKey()), BigInt(s.hashKeyRange().endingHashKey()))
     }.toMap
     val byShard = TestStreams.readAll(server, stream).groupBy(_.shardId)
-    lineageOrder(shards.map(s => s.shardId() -> Seq(Option(s.parentShardId()), Option(s.adjacentParentShardId()))
+    lineageOrder(shards.map(s =>
+        s.shardId() -> Seq(Option(s.parentShardId()), Option(s.adjacentParentShardId()))
           .flatten)).flatMap { shard =>
       val (low, high) = ranges(shard)
       byShard.getOrElse(shard, Nil).flatMap { r =>
