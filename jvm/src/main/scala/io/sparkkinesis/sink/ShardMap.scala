@@ -82,6 +82,6 @@ private[sparkkinesis] object ShardMap {
     if (open.isEmpty)
       throw KinesisErrors.serviceError("ListShards", stream.toString, new IllegalStateException("no open shard"))
     new ShardMap(open.map(_._1).toArray, open.map(_._2).toArray,
-      listed.map(s => s.shardId -> (s.startingHashKey, s.endingHashKey)).toMap)
+      listed.map(s => s.shardId -> ((s.startingHashKey, s.endingHashKey))).toMap)
   }
 }

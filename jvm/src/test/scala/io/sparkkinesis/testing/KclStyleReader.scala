@@ -30,7 +30,7 @@ object KclStyleReader {
   private def records(server: LocalKinesisServer, stream: String, inRangeOnly: Boolean): Seq[UserRecordRead] = {
     val shards = TestStreams.shards(server, stream)
     val ranges = shards.map { s =>
-      s.shardId() -> (BigInt(s.hashKeyRange().startingHashKey()), BigInt(s.hashKeyRange().endingHashKey()))
+      s.shardId() -> ((BigInt(s.hashKeyRange().startingHashKey()), BigInt(s.hashKeyRange().endingHashKey())))
     }.toMap
     val byShard = TestStreams.readAll(server, stream).groupBy(_.shardId)
     lineageOrder(shards.map(s =>
