@@ -80,6 +80,26 @@ private[sparkkinesis] final class KplAggregator(maxAggregateBytes: Long) {
       Some(out)
     }
 
+  /** Hands back the user records in progress (those [[flush]] would pack), in the order added, and empties the
+    * aggregator: for a caller that packs them again elsewhere.
+    */
+  def drain(): IndexedSeq[UserRecord] = {
+    val out = pendingPlain match {
+      case Some(plain) => IndexedSeq(UserRecord(plain.partitionKey, plain.explicitHashKey, plain.bytes))
+      case None if count == 0 => IndexedSeq.empty
+      case None =>
+        val body = new ByteArrayOutputStream(bodySize.toInt)
+        partitionKeyTable.writeTo(body)
+        hashKeyTable.writeTo(body)
+        records.writeTo(body)
+        val bytes = body.toByteArray
+        AggregatedRecordReader.read(bytes, 0, bytes.length)
+    }
+    pendingPlain = None
+    reset()
+    out
+  }
+
   /** The Kinesis-counted size ([[Aggregate.sizeBytes]]) the aggregate in progress would have with `r` added,
     * or, when nothing is in progress, that of an aggregate holding `r` alone. Does not change anything.
     */

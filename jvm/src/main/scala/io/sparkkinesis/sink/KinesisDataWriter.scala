@@ -23,15 +23,18 @@ private[sparkkinesis] object KinesisDataWriter {
 
 /**
  * Executor side of a write: turns each row into a record (or, with `aggregation=kpl`, into part of an
- * aggregate), checks it against the record size limit, and hands it to the [[PutRecordsSender]].
+ * aggregate, [[KplRecordPacker]]), checks it against the record size limit, and hands it to the
+ * [[PutRecordsSender]]; with `aggregation=kpl`, an aggregate that lands in a shard other than the one it was packed
+ * for goes to [[MisplacedRecords]].
  * `commit` returns only when every record of the task landed, so a committed task never loses records.
  *
  * With `maxRecordDelay` a [[SendTicker]] also sends what the writer holds at that period, so in a long-running
  * task (real-time mode) a record does not wait for a full call or the task's end. The writer's lock keeps the
  * ticker and the task apart; a tick that finds the task at work skips, the task sending anyway. A tick holds the
  * lock only to take what is to leave, and makes the calls after letting it go, so a call that waits (credentials,
- * a slow endpoint) never blocks the task. `commit`, `abort` and `close` stop the ticks first: after they return,
- * no tick sends anything.
+ * a slow endpoint) never blocks the task; the one call made under it is the ListShards that follows a reshard with
+ * `aggregation=kpl` ([[MisplacedRecords]]), on whichever thread learns of the reshard. `commit`, `abort` and
+ * `close` stop the ticks first: after they return, no tick sends anything.
  */
 private[sparkkinesis] final class KinesisDataWriter(
     options: SinkOptions,
@@ -64,12 +67,15 @@ private[sparkkinesis] final class KinesisDataWriter(
     else learned.getOrElseUpdate(stream,
       options.limits.forStream(StreamRecordLimit.of(client, streams(stream), describing)))
   }
+  private val kplMaps = new KplShardMaps(client, streams, describing)
+  private val packer = options.aggregationMaxBytes.map(max =>
+    new KplRecordPacker(kplMaps, stream => math.min(max, limitsFor(stream, max).maxRecordBytes),
+      math.max(max, options.limits.maxRequestBytes.getOrElse(SinkLimits.DefaultRequestBytes))))
+  private val misplaced = packer.map(new MisplacedRecords(kplMaps, _))
   private val sender = new PutRecordsSender(client, streams,
     SenderSettings(limitsOf, options.limits.maxRecordsPerRequest,
-      options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters)
-  private val packer = options.aggregationMaxBytes.map(max =>
-    new KplRecordPacker(client, streams, stream => math.min(max, limitsFor(stream, max).maxRecordBytes),
-      math.max(max, options.limits.maxRequestBytes.getOrElse(SinkLimits.DefaultRequestBytes)), describing))
+      options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters,
+    (entry, shardId) => misplaced.fold(Relocation.Nothing)(_.landed(entry, shardId)))
   private var rowIndex = 0L
   private val lock = new ReentrantLock()
   private val ticking = options.maxRecordDelayMillis.map(d => SendTicker.every(d)(() => tick()))

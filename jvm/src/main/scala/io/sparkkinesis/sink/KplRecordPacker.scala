@@ -2,29 +2,24 @@ package io.sparkkinesis.sink
 
 import scala.collection.mutable
 
-import io.sparkkinesis.aws.RetryPolicy
 import io.sparkkinesis.kpl.{Aggregate, KplAggregator, UserRecord}
-import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
 /**
- * `aggregation=kpl`: packs a writer's records into KPL aggregates, one aggregate in progress per target shard,
- * so that every user record of an aggregate belongs to the shard the aggregate lands on (consumers such as
- * the KCL drop sub-records outside the shard's hash range). Shards are found from the stream's open shards
- * ([[ShardMap.forStream]]: listed once per executor and stream every 30 s). A record too large for an aggregate
- * is sent on its own, after the open aggregate of its shard. An aggregate leaves when the next record would push
- * it over `maxAggregateBytes` of its stream (`aggregationMaxSize`, never above the stream's record limit), when the
- * held aggregates together pass `maxHeldBytes` (the largest leaves), and at the end of the task.
+ * `aggregation=kpl`: packs a writer's records into KPL aggregates, one aggregate in progress per target shard and
+ * unit of order ([[KplShardMaps]]), so that every user record of an aggregate belongs to the shard the aggregate
+ * lands on (consumers such as the KCL drop sub-records outside the shard's hash range). A record too large for an
+ * aggregate is sent on its own, after the open aggregate of its shard. An aggregate leaves when the next record
+ * would push it over `maxAggregateBytes` of its stream (`aggregationMaxSize`, never above the stream's record
+ * limit), when the held aggregates together pass `maxHeldBytes` (the largest leaves), and at the end of the task.
+ * When the stream's map is listed again, [[repackStale]] packs the records of aggregates in progress for shards
+ * that closed again by the new map; [[packAlone]] packs records to send again (see [[MisplacedRecords]]).
  */
 private[sink] final class KplRecordPacker(
-    client: KinesisAsyncClient,
-    streams: SinkStreams,
+    maps: KplShardMaps,
     maxAggregateBytes: Int => Long,
-    maxHeldBytes: Long,
-    listing: RetryPolicy = RetryPolicy.Default) {
+    maxHeldBytes: Long) {
 
-  private val shardMaps = mutable.HashMap.empty[Int, ShardMap]
-  // Per (stream, shard): the aggregator and the position of the aggregate's first row.
-  private val open = mutable.LinkedHashMap.empty[(Int, String), (KplAggregator, Array[String])]
+  private val open = new OpenAggregates(maps, maxAggregateBytes)
 
   /** Adds one row's record; returns the aggregates it completed. */
   def add(
@@ -32,48 +27,92 @@ private[sink] final class KplRecordPacker(
       partitionKey: String,
       explicitHashKey: String,
       data: Array[Byte],
-      position: String): Seq[PutEntry] = {
-    val map = shardMaps.getOrElseUpdate(stream, ShardMap.forStream(client, streams(stream), listing))
-    val shard = map.shardOf(ShardMap.hashKey(partitionKey, explicitHashKey))
-    val bytes = SinkSchema.recordBytes(partitionKey, data)
+      position: String): Seq[PutEntry] =
+    open.add(stream, UserRecord(partitionKey, Option(explicitHashKey), data), position) ++
+      (if (open.heldBytes > maxHeldBytes) open.flushLargest() else Nil)
+
+  /** Every aggregate in progress. */
+  def flush(): Seq[PutEntry] = open.flushAll()
+
+  /**
+   * Packs again, by the stream's map now, the records of the aggregates in progress for shards the map no longer
+   * has open, in their order; returns the aggregates that completes.
+   */
+  def repackStale(stream: Int): Seq[PutEntry] = {
+    val map = maps(stream)
+    open.take(k => k.stream == stream && !map.isOpen(k.shard)).flatMap { case (records, position) =>
+      records.flatMap(r => add(stream, r.partitionKey, r.explicitHashKey.orNull, r.data, position))
+    }
+  }
+
+  /** `records`, in their order, packed by the stream's map now into aggregates of their own, all complete. */
+  def packAlone(stream: Int, records: Seq[UserRecord], position: String): Seq[PutEntry] = {
+    val alone = new OpenAggregates(maps, maxAggregateBytes)
+    records.flatMap(alone.add(stream, _, position)) ++ alone.flushAll()
+  }
+}
+
+/** Aggregates in progress, by stream, target shard and unit of order. */
+private final class OpenAggregates(maps: KplShardMaps, maxAggregateBytes: Int => Long) {
+  import OpenAggregates._
+
+  private val open = mutable.LinkedHashMap.empty[Key, Open]
+
+  def add(stream: Int, record: UserRecord, position: String): Seq[PutEntry] = {
+    val route = maps.route(stream, ShardMap.hashKey(record.partitionKey, record.explicitHashKey.orNull))
+    val key = Key(stream, route.shard, route.unit)
+    val bytes = SinkSchema.recordBytes(record.partitionKey, record.data)
     val maxBytes = maxAggregateBytes(stream)
     if (bytes > maxBytes) {
       // Too large for any aggregate, yet a valid record (the writer checked maxRecordSize): the shard's open
-      // aggregate leaves first, then this record on its own, under the shard's ordering key, so order is kept.
-      val before = open.remove((stream, shard)).toSeq.flatMap { case (aggregator, first) =>
-        aggregator.flush().map(entry(stream, shard, _, first(0)))
-      }
-      return before :+ new PutEntry(stream, partitionKey, explicitHashKey, data, bytes, orderingKey(shard), 1, position)
+      // aggregate leaves first, then this record on its own, in the same unit of order, so order is kept.
+      val before = open.remove(key).toSeq.flatMap(flushed(key, _))
+      return before :+ new PutEntry(stream, record.partitionKey, record.explicitHashKey.orNull, record.data, bytes,
+        orderingKey(key.unit), 1, position, key.shard)
     }
-    val (aggregator, first) =
-      open.getOrElseUpdate((stream, shard), (new KplAggregator(maxBytes), Array[String](null)))
-    val done = aggregator.add(UserRecord(partitionKey, Option(explicitHashKey), data))
-    val out = done.map(entry(stream, shard, _, first(0))).toSeq
-    if (aggregator.pendingRecords == 1 || done.isDefined) first(0) = position
-    out ++ (if (heldBytes > maxHeldBytes) flushLargest() else Nil)
+    val o = open.getOrElseUpdate(key, new Open(new KplAggregator(maxBytes)))
+    val done = o.aggregator.add(record)
+    val out = done.map(entry(key, _, o.first)).toSeq
+    if (o.aggregator.pendingRecords == 1 || done.isDefined) o.first = position
+    out
   }
 
-  /** Every aggregate in progress. */
-  def flush(): Seq[PutEntry] = {
-    val out = open.iterator.flatMap { case ((stream, shard), (aggregator, first)) =>
-      aggregator.flush().map(entry(stream, shard, _, first(0)))
-    }.toVector
+  def flushAll(): Seq[PutEntry] = {
+    val out = open.iterator.flatMap { case (key, o) => flushed(key, o) }.toVector
     open.clear()
     out
   }
 
-  private def heldBytes: Long = open.valuesIterator.map(_._1.pendingBytes).sum
+  def heldBytes: Long = open.valuesIterator.map(_.aggregator.pendingBytes).sum
 
-  private def flushLargest(): Seq[PutEntry] = {
-    val ((stream, shard), (aggregator, first)) = open.maxBy(_._2._1.pendingBytes)
-    open -= ((stream, shard))
-    aggregator.flush().map(entry(stream, shard, _, first(0))).toSeq
+  def flushLargest(): Seq[PutEntry] = {
+    val (key, o) = open.maxBy(_._2.aggregator.pendingBytes)
+    open -= key
+    flushed(key, o)
   }
 
-  private def entry(stream: Int, shard: String, a: Aggregate, position: String): PutEntry =
-    new PutEntry(stream, a.partitionKey, a.explicitHashKey.orNull, a.bytes, a.sizeBytes, orderingKey(shard),
-      a.count, s"the aggregate of ${a.count} record(s) starting at $position")
+  /** Removes the aggregates in progress whose key passes `which`: their records, and where the first came from. */
+  def take(which: Key => Boolean): Seq[(Seq[UserRecord], String)] = {
+    val taken = open.filter(e => which(e._1)).toVector
+    open --= taken.map(_._1)
+    taken.map { case (_, o) => (o.aggregator.drain(), o.first) }
+  }
 
-  /** Everything sent to one shard shares an ordering key, so `ordering=perKey` keeps the shard's order. */
-  private def orderingKey(shard: String): String = s"shard:$shard"
+  private def flushed(key: Key, o: Open): Seq[PutEntry] = o.aggregator.flush().map(entry(key, _, o.first)).toSeq
+
+  private def entry(key: Key, a: Aggregate, position: String): PutEntry =
+    new PutEntry(key.stream, a.partitionKey, a.explicitHashKey.orNull, a.bytes, a.sizeBytes, orderingKey(key.unit),
+      a.count, s"the aggregate of ${a.count} record(s) starting at $position", key.shard)
+}
+
+private object OpenAggregates {
+  final case class Key(stream: Int, shard: String, unit: String)
+
+  /** An aggregator, and where the first record of its aggregate in progress came from. */
+  final class Open(val aggregator: KplAggregator) {
+    var first: String = _
+  }
+
+  /** Everything of one unit of order shares an ordering key, so `ordering=perKey` keeps every key's order. */
+  def orderingKey(unit: String): String = s"shard:$unit"
 }

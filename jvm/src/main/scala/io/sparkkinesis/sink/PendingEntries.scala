@@ -13,6 +13,12 @@ private[sink] trait PendingEntries {
   /** Adds a new record after every record already waiting. */
   def add(entry: PutEntry): Unit
 
+  /**
+   * Adds new records, in their order, ahead of every record waiting with their ordering keys (KPL records sent again
+   * in place of copies that landed in the wrong shard, which must go before anything packed after them).
+   */
+  def addFirst(entries: Seq[PutEntry]): Unit
+
   /** Takes back a record that failed; it may leave again at `entry.notBeforeNanos`. */
   def retry(entry: PutEntry): Unit
 
@@ -72,6 +78,13 @@ private[sink] final class UnorderedEntries extends PendingEntries {
     waitingBytesSum += entry.bytes
   }
 
+  override def addFirst(entries: Seq[PutEntry]): Unit =
+    entries.reverseIterator.foreach { e =>
+      ready.prepend(e)
+      readyBytesSum += e.bytes
+      waitingBytesSum += e.bytes
+    }
+
   override def retry(entry: PutEntry): Unit = {
     timer.schedule(entry.notBeforeNanos, entry)
     waitingBytesSum += entry.bytes
@@ -130,6 +143,21 @@ private[sink] final class PerKeyEntries extends PendingEntries {
     waitingBytesSum += entry.bytes
     if (wasIdle) makeReady(entry.orderingKey, front = false)
   }
+
+  override def addFirst(entries: Seq[PutEntry]): Unit =
+    entries.reverseIterator.foreach { e =>
+      val key = e.orderingKey
+      val queue = byKey.getOrElseUpdate(key, ArrayDeque.empty[PutEntry])
+      // A key with a record in flight or waiting for its retry time goes on waiting for it; a ready key gets a new
+      // first record; an idle key becomes ready.
+      val isBusy = busy.contains(key)
+      val isReady = !isBusy && queue.nonEmpty
+      if (isReady) readyBytesSum += e.bytes - queue.head.bytes
+      queue.prepend(e)
+      waitingCountSum += 1
+      waitingBytesSum += e.bytes
+      if (!isBusy && !isReady) makeReady(key, front = true)
+    }
 
   override def retry(entry: PutEntry): Unit = {
     byKey.getOrElseUpdate(entry.orderingKey, ArrayDeque.empty[PutEntry]).prepend(entry)

@@ -5,10 +5,12 @@ package io.sparkkinesis.sink
  * goes to (an index into [[SinkStreams]]), and what the writer needs to retry it: how often and since when it
  * has failed, and when it may be sent again.
  *
- * @param orderingKey the key whose order `ordering=perKey` keeps: the partition key, or the target shard of
- *                    a KPL aggregate (which holds several partition keys)
+ * @param orderingKey the key whose order `ordering=perKey` keeps: the partition key, or for a KPL record (which
+ *                    holds several partition keys) the unit of order its keys belong to ([[KplShardMaps]])
  * @param userRecords how many input rows the record carries (more than one for a KPL aggregate)
  * @param position    where the record came from, for error messages ("row 12 of partition 3")
+ * @param packedFor   with `aggregation=kpl`, the shard the record was packed for, to find out when it lands in
+ *                    another (the stream was resharded); null otherwise
  */
 private[sparkkinesis] final class PutEntry(
     val stream: Int,
@@ -18,7 +20,8 @@ private[sparkkinesis] final class PutEntry(
     val bytes: Long,
     val orderingKey: String,
     val userRecords: Int,
-    val position: String) {
+    val position: String,
+    val packedFor: String = null) {
 
   private[sink] var failures: Int = 0
   private[sink] var firstFailureNanos: Long = 0L

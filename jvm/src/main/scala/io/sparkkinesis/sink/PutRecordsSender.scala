@@ -34,12 +34,15 @@ private[sparkkinesis] final case class SenderSettings(
  *    `maxRetries` or `maxRetryDuration` is spent ([[RetryPolicy]]); error codes that retrying cannot fix fail the task at once.
  * Records wait in [[PendingEntries]], whose kind sets the ordering guarantee. Waiting records are bounded:
  * [[offer]] blocks while the buffer is full, so a task holds at most a few requests' worth of data.
+ * A KPL record that lands in a shard other than the one it was packed for goes to `landedElsewhere`
+ * ([[MisplacedRecords]]), whose records to send again go ahead of the others of their ordering key.
  */
 private[sparkkinesis] final class PutRecordsSender(
     client: KinesisAsyncClient,
     streams: SinkStreams,
     settings: SenderSettings,
-    counters: SinkCounters) extends AutoCloseable {
+    counters: SinkCounters,
+    landedElsewhere: (PutEntry, String) => Relocation = (_, _) => Relocation.Nothing) extends AutoCloseable {
   import PutRecordsSender._
 
   private val limiter = new AimdLimiter(settings.maxRecordsPerRequest, settings.maxInFlightRequests)
@@ -204,8 +207,17 @@ private[sparkkinesis] final class PutRecordsSender(
       c.batch.iterator.zip(results.iterator).foreach { case (e, r) =>
         r.errorCode() match {
           case null =>
-            counters.recordsWritten += e.userRecords
+            val again =
+              if (e.packedFor == null || r.shardId() == null || r.shardId() == e.packedFor) Relocation.Nothing
+              else landedElsewhere(e, r.shardId())
+            // Records sent again count as written when their new copies land.
+            counters.recordsWritten += e.userRecords - again.resentRecords
+            counters.resentRecords += again.resentRecords
             counters.bytesWritten += e.bytes
+            pending.addFirst(again.first) // of e's stream
+            // Packing again may complete aggregates of other streams (the largest held leaves): each to its lane.
+            again.more.foreach(m => lanes(m.stream).add(m))
+            waiting += again.first.size + again.more.size
             pending.landed(e)
           case code if RetryableCodes.contains(code) =>
             val isThrottle = ThrottleCodes.contains(code)

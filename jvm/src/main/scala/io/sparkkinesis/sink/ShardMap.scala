@@ -10,9 +10,13 @@ import io.sparkkinesis.errors.KinesisErrors
 
 /**
  * The open shards of a stream by hash key range, to tell which shard a record goes to (Kinesis routes a
- * record by its explicit hash key, else by the MD5 of its partition key read as a 128-bit number).
+ * record by its explicit hash key, else by the MD5 of its partition key read as a 128-bit number), and the hash key
+ * range of every shard listed, closed ones too, to tell whether a record landed where it belongs.
  */
-private[sparkkinesis] final class ShardMap private (starts: Array[BigInt], shardIds: Array[String]) {
+private[sparkkinesis] final class ShardMap private (
+    starts: Array[BigInt],
+    shardIds: Array[String],
+    ranges: Map[String, (BigInt, BigInt)]) {
 
   /** The shard that owns `hashKey`. */
   def shardOf(hashKey: BigInt): String = {
@@ -26,6 +30,17 @@ private[sparkkinesis] final class ShardMap private (starts: Array[BigInt], shard
   }
 
   def shardCount: Int = shardIds.length
+
+  /** Whether `shardId` is one of the open shards. */
+  def isOpen(shardId: String): Boolean = openIds.contains(shardId)
+  private lazy val openIds = shardIds.toSet
+
+  /** Whether the listing had `shardId`, open or closed. */
+  def lists(shardId: String): Boolean = ranges.contains(shardId)
+
+  /** Whether `hashKey` lies in the hash key range of `shardId`; None for a shard the listing did not have. */
+  def holds(shardId: String, hashKey: BigInt): Option[Boolean] =
+    ranges.get(shardId).map { case (low, high) => hashKey >= low && hashKey <= high }
 }
 
 private[sparkkinesis] object ShardMap {
@@ -45,16 +60,28 @@ private[sparkkinesis] object ShardMap {
       nowMillis: Long = System.currentTimeMillis()): ShardMap =
     cache.get(client, stream, nowMillis)(load(client, stream, policy))
 
+  /**
+   * Lists the stream again (a record landed in a shard the map did not predict: the stream was resharded) and keeps
+   * the new map for the writers of this executor in place of the stale one.
+   */
+  def refresh(
+      client: KinesisAsyncClient,
+      stream: StreamRef,
+      policy: RetryPolicy = RetryPolicy.Default,
+      nowMillis: Long = System.currentTimeMillis()): ShardMap =
+    cache.put(client, stream, nowMillis, load(client, stream, policy))
+
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
     if (explicitHashKey != null) BigInt(explicitHashKey)
     else BigInt(1, MessageDigest.getInstance("MD5").digest(partitionKey.getBytes(StandardCharsets.UTF_8)))
 
-  /** Lists the stream's open shards (those without an ending sequence number). */
+  /** Lists the stream's shards: the open ones (without an ending sequence number) to route by, all for their ranges. */
   def load(client: KinesisAsyncClient, stream: StreamRef, policy: RetryPolicy = RetryPolicy.Default): ShardMap = {
-    val open = ShardListing.list(stream, policy)(request => client.listShards(request).join())
-      .filterNot(_.isClosed).map(s => s.startingHashKey -> s.shardId).distinct.sortBy(_._1)
+    val listed = ShardListing.list(stream, policy)(request => client.listShards(request).join())
+    val open = listed.filterNot(_.isClosed).map(s => s.startingHashKey -> s.shardId).distinct.sortBy(_._1)
     if (open.isEmpty)
       throw KinesisErrors.serviceError("ListShards", stream.toString, new IllegalStateException("no open shard"))
-    new ShardMap(open.map(_._1).toArray, open.map(_._2).toArray)
+    new ShardMap(open.map(_._1).toArray, open.map(_._2).toArray,
+      listed.map(s => s.shardId -> ((s.startingHashKey, s.endingHashKey))).toMap)
   }
 }

@@ -10,9 +10,10 @@ private[sparkkinesis] final class SinkCounters {
   @volatile var retriedRecords = 0L
   @volatile var throttledRecords = 0L
   @volatile var droppedRecords = 0L
+  @volatile var resentRecords = 0L
 
-  def snapshot: SinkCounts =
-    SinkCounts(recordsWritten, bytesWritten, putRecordsCalls, retriedRecords, throttledRecords, droppedRecords)
+  def snapshot: SinkCounts = SinkCounts(recordsWritten, bytesWritten, putRecordsCalls, retriedRecords,
+    throttledRecords, droppedRecords, resentRecords)
 
   def values: Array[CustomTaskMetric] =
     snapshot.byName.map { case (name, value) => SinkMetrics.task(name, value) }.toArray
@@ -25,11 +26,12 @@ private[sparkkinesis] final case class SinkCounts(
     putRecordsCalls: Long = 0L,
     retriedRecords: Long = 0L,
     throttledRecords: Long = 0L,
-    droppedRecords: Long = 0L) {
+    droppedRecords: Long = 0L,
+    resentRecords: Long = 0L) {
 
   def +(o: SinkCounts): SinkCounts = SinkCounts(recordsWritten + o.recordsWritten, bytesWritten + o.bytesWritten,
     putRecordsCalls + o.putRecordsCalls, retriedRecords + o.retriedRecords, throttledRecords + o.throttledRecords,
-    droppedRecords + o.droppedRecords)
+    droppedRecords + o.droppedRecords, resentRecords + o.resentRecords)
 
   /** Metric name to value, in the order of [[SinkMetrics.supported]]. */
   def byName: Seq[(String, Long)] = Seq(
@@ -38,7 +40,8 @@ private[sparkkinesis] final case class SinkCounts(
     SinkMetrics.PutRecordsCalls -> putRecordsCalls,
     SinkMetrics.RetriedRecords -> retriedRecords,
     SinkMetrics.ThrottledRecords -> throttledRecords,
-    SinkMetrics.DroppedRecords -> droppedRecords)
+    SinkMetrics.DroppedRecords -> droppedRecords,
+    SinkMetrics.ResentRecords -> resentRecords)
 }
 
 private[sparkkinesis] object SinkMetrics {
@@ -48,11 +51,12 @@ private[sparkkinesis] object SinkMetrics {
   val RetriedRecords = "retriedRecords"
   val ThrottledRecords = "throttledRecords"
   val DroppedRecords = "droppedRecords"
+  val ResentRecords = "resentRecords"
 
   /** What `Write.supportedCustomMetrics` declares; Spark builds them again by class name on the driver. */
   def supported: Array[CustomMetric] = Array(
     new RecordsWrittenMetric, new BytesWrittenMetric, new PutRecordsCallsMetric,
-    new RetriedRecordsMetric, new ThrottledRecordsMetric, new DroppedRecordsMetric)
+    new RetriedRecordsMetric, new ThrottledRecordsMetric, new DroppedRecordsMetric, new ResentRecordsMetric)
 
   private[sink] def task(metricName: String, metricValue: Long): CustomTaskMetric = new CustomTaskMetric {
     override def name(): String = metricName
@@ -91,3 +95,10 @@ private[sparkkinesis] final class ThrottledRecordsMetric
 /** Rows not written because they were over `maxRecordSize` with `oversizeRecordAction=drop`. */
 private[sparkkinesis] final class DroppedRecordsMetric
   extends SinkSumMetric(SinkMetrics.DroppedRecords, "Kinesis records dropped as oversize")
+
+/**
+ * With `aggregation=kpl`, rows sent again because the aggregate that carried them landed, after a reshard, in a
+ * shard whose hash range does not hold their key (consumers such as the KCL drop such copies).
+ */
+private[sparkkinesis] final class ResentRecordsMetric
+  extends SinkSumMetric(SinkMetrics.ResentRecords, "Kinesis records re-sent after a reshard")

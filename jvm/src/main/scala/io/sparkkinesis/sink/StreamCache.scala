@@ -19,4 +19,10 @@ private[sink] final class StreamCache[V](expiryMillis: Long) {
     cache.compute((client, stream),
       (_, cached) => if (cached != null && nowMillis - cached._2 < expiryMillis) cached else (load, nowMillis))._1
   }
+
+  /** Keeps `value`, loaded at `nowMillis`, in place of what was there (it is known to be out of date). */
+  def put(client: KinesisAsyncClient, stream: StreamRef, nowMillis: Long, value: V): V = {
+    cache.put((client, stream), (value, nowMillis))
+    value
+  }
 }

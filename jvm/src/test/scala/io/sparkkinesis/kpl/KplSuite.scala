@@ -85,6 +85,20 @@ class KplSuite extends AnyFunSuite {
     }
   }
 
+  test("drain hands back the records in progress, in order, and empties the aggregator") {
+    val rnd = new Random(11)
+    (1 to 20).foreach { round =>
+      val records = (0 until rnd.nextInt(50) + 1).map(_ => randomRecord(rnd, keyPool.take(5)))
+      val aggregator = new KplAggregator(Mi)
+      val done = records.flatMap(aggregator.add)
+      assert(done.flatMap(read) ++ aggregator.drain() == records, s"round $round")
+      assert(aggregator.pendingRecords == 0 && aggregator.flush().isEmpty)
+    }
+    val small = new KplAggregator(60)
+    val plain = UserRecord("k", None, bytes("x" * 50)) // too big for the framing: held to be sent unwrapped
+    assert(small.add(plain).isEmpty && small.drain() == Seq(plain) && small.flush().isEmpty)
+  }
+
   test("sizes are predicted exactly, no aggregate could have taken the next record, oversized records are handled") {
     val rnd = new Random(11)
     (1 to 20).foreach { round =>

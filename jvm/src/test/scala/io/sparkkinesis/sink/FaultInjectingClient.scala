@@ -23,7 +23,9 @@ final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int, 
  *    written, as with a real partial failure;
  *  - `failEntry`: a test-chosen predicate on the entry, for deterministic faults;
  *  - `callFailure`: a whole-call error for the n-th call (0-based), e.g. a throttled or denied call;
- *  - `listShardsFailure`: the same for the n-th ListShards call (the KPL shard map's).
+ *  - `listShardsFailure`: the same for the n-th ListShards call (the KPL shard map's);
+ *  - `beforePutRecords`: runs before the n-th PutRecords call (0-based) goes anywhere, e.g. to reshard the stream
+ *    between the writer's listing of its shards and its first call.
  * Every call is recorded (entries, bytes counting partition keys, injected failures), and so is each
  * entry's data, how often it was sent and how often it was failed. DescribeStreamSummary says the stream's maximum
  * record size is `maxRecordSizeKiB` when set (the local servers never say it, and refuse records over 1 MiB).
@@ -35,7 +37,8 @@ final class FaultInjectingClient(
     entryFailureCode: String = "ProvisionedThroughputExceededException",
     @volatile var failEntry: PutRecordsRequestEntry => Boolean = _ => false,
     @volatile var callFailure: Int => Option[Throwable] = _ => None,
-    @volatile var listShardsFailure: Int => Option[Throwable] = _ => None) extends KinesisAsyncClient {
+    @volatile var listShardsFailure: Int => Option[Throwable] = _ => None,
+    @volatile var beforePutRecords: Int => Unit = _ => ()) extends KinesisAsyncClient {
 
   private val random = new Random(seed)
   private val callCount = new AtomicInteger
@@ -93,6 +96,7 @@ final class FaultInjectingClient(
 
   override def putRecords(request: PutRecordsRequest): CompletableFuture[PutRecordsResponse] = {
     val n = callCount.getAndIncrement()
+    beforePutRecords(n)
     val entries = request.records().asScala.toIndexedSeq
     val sizes = entries.map(e =>
       e.partitionKey().getBytes(StandardCharsets.UTF_8).length.toLong + e.data().asByteArrayUnsafe().length)

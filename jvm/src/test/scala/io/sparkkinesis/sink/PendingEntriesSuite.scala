@@ -60,6 +60,34 @@ class PendingEntriesSuite extends AnyFunSuite {
     assert(p.waitingCount == 1 && p.waitingBytes == 10)
   }
 
+  test("addFirst: records sent again go ahead of their key's waiting records, after the one in flight") {
+    val p = new PerKeyEntries
+    Seq("a" -> 0, "a" -> 3, "b" -> 0, "b" -> 1).foreach { case (k, n) => p.add(entry(k, n)) }
+    val out = p.take(1, 1000) // a:0 in flight; b ready
+    assert(names(out) == Seq("a:0"))
+    p.addFirst(Seq(entry("a", 1), entry("a", 2))) // a busy: they wait for a:0 to land
+    p.addFirst(Seq(entry("b", 9, bytes = 30))) // b ready: it has a new first record
+    p.addFirst(Seq(entry("c", 0))) // c idle: it becomes ready
+    assert(p.readyCount == 2 && p.readyBytes == 40)
+    assert(p.waitingCount == 7 && p.waitingBytes == 90)
+    p.landed(out.head)
+    val order = Iterator.continually(p.take(10, 1000)).takeWhile(_.nonEmpty).map { batch =>
+      batch.foreach(p.landed)
+      names(batch)
+    }.toVector
+    assert(order.map(_.filter(_.startsWith("a"))).flatten == Seq("a:1", "a:2", "a:3"))
+    assert(order.map(_.filter(_.startsWith("b"))).flatten == Seq("b:9", "b:0", "b:1"))
+    assert(p.waitingCount == 0 && p.waitingBytes == 0 && p.readyBytes == 0)
+  }
+
+  test("unordered addFirst: the records leave next, in their order") {
+    val p = new UnorderedEntries
+    p.add(entry("k", 2))
+    p.addFirst(Seq(entry("k", 0), entry("k", 1)))
+    assert(p.readyBytes == 30 && p.waitingCount == 3)
+    assert(names(p.take(10, 1000)) == Seq("k:0", "k:1", "k:2"))
+  }
+
   test("retry timer hands items back earliest first") {
     val t = new RetryTimer[String]
     t.schedule(30, "c"); t.schedule(10, "a"); t.schedule(20, "b"); t.schedule(10, "a2")
