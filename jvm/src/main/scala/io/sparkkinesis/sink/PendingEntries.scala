@@ -6,7 +6,8 @@ import io.sparkkinesis.compat.ArrayDeque
 /**
  * The records of one target stream that wait to be sent: new ones, and failed ones waiting for their retry
  * time. It decides which records may leave together in the next PutRecords call, which is where the
- * ordering modes differ ([[UnorderedEntries]], [[PerKeyEntries]]). Used by one thread only.
+ * ordering modes differ ([[UnorderedEntries]], [[PerKeyEntries]]). Not thread-safe: used under the writer's lock
+ * (the task's thread and its `maxRecordDelay` ticks take it in turn), like [[SenderLanes]].
  */
 private[sink] trait PendingEntries {
 

@@ -5,7 +5,8 @@ import io.sparkkinesis.compat.ScalaCompat._
 
 /**
  * A writer's waiting records, one lane ([[PendingEntries]]) per target stream, since one PutRecords call goes to
- * one stream. Lanes are served in turn so that no stream waits behind another. Used by the task's thread only.
+ * one stream. Lanes are served in turn so that no stream waits behind another. Not thread-safe: used under the
+ * writer's lock, which the task's thread and its `maxRecordDelay` ticks (other threads) take in turn.
  */
 private[sink] final class SenderLanes(
     perKeyOrdering: Boolean,
