@@ -3,12 +3,14 @@ package io.sparkkinesis.reader
 import scala.collection.mutable.ArrayBuffer
 import scala.util.control.NonFatal
 
+import org.apache.spark.TaskContext
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
 
 import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
+import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.fetching.{BufferedRecord, FetcherPool, PollingShardFetcher, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
@@ -64,6 +66,11 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   /** Spark asked for the task's offset, so the batch ended as planned; a failure escaped the reader. */
   private var offered = false
   private var failed = false
+
+  /** This executor as a preferred location, for the log (none outside an executor). */
+  private val location =
+    try SparkShim.executorLocation()
+    catch { case NonFatal(_) => "" }
 
   private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
     ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch, closed(key)))
@@ -153,6 +160,15 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
   shards.foreach(_.takePooled())
+  logInfo(s"Real-time task of batch $batchId reads ${shards.map(s => s"${s.key.shardId} of '${s.key.stream}'")
+      .mkString(", ")} on $location; fetchers taken from this executor's pool: ${shards.count(_.fetcher.isDefined)} " +
+    s"of ${shards.size}")
+
+  /** The batch of this task's job, as Spark names it in the job's properties. */
+  private def batchId: String =
+    Option(TaskContext.get()).flatMap(t => Option(t.getLocalProperty(KinesisRealTimePartitionReader.BatchId)))
+      .getOrElse("?")
+
   private var turn = 0
   private var current: InternalRow = _
 
@@ -274,4 +290,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   }
 
   override def close(): Unit = shards.foreach(_.release())
+}
+
+private object KinesisRealTimePartitionReader {
+
+  /** The local property Spark gives the jobs of a streaming query's batch: its id. */
+  val BatchId = "streaming.sql.batchId"
 }
