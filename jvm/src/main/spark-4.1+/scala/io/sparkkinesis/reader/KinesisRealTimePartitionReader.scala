@@ -40,7 +40,8 @@ import io.sparkkinesis.prefetch.ShardReport
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
  * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest, the records
- * handed on and the calls made in this batch.
+ * handed on and the calls made in this batch. A task that got its slot only after the batch's end is asked for its
+ * offset without ever being asked for a record: it says so (`late`), for the driver to plan fewer tasks.
  *
  * Fetchers outlive the batch: a task that ends its batch (Spark asked for [[getOffset]], nothing failed) gives each
  * shard's fetcher back to the executor's [[FetcherPool]] in [[close]], standing after the last record handed on,
@@ -66,6 +67,9 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   /** Spark asked for the task's offset, so the batch ended as planned; a failure escaped the reader. */
   private var offered = false
   private var failed = false
+
+  /** Spark asked for a record with time left: the task got its slot before the batch's end. */
+  private var asked = false
 
   /** This executor as a preferred location, for the log (none outside an executor). */
   private val location =
@@ -175,8 +179,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   override def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextWithTimeout(clock(), timeoutMs)
 
   override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
-    try read(startTimeMs, timeoutMs)
-    catch { case e: Throwable => failed = true; throw e }
+    try {
+      if (timeoutMs > 0) asked = true
+      read(startTimeMs, timeoutMs)
+    } catch { case e: Throwable => failed = true; throw e }
 
   private def read(startTimeMs: Long, timeoutMs: Long): RecordStatus = {
     val deadline = startTimeMs + timeoutMs
@@ -286,7 +292,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   override def getOffset: PartitionOffset = {
     offered = true
-    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq)
+    if (!asked) logWarning(s"Real-time task started after its batch's end: it read none of its shards")
+    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq, late = !asked)
   }
 
   override def close(): Unit = shards.foreach(_.release())

@@ -3,6 +3,7 @@ package io.sparkkinesis.source
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
+import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetcherPool
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.RetiredSources
@@ -25,6 +26,12 @@ import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputParti
  * Fetchers outlive batches: a task gives each shard's fetcher back to its executor's `fetching.FetcherPool` when the
  * batch ends, and the next batch's task of the shard takes it there, so a steady query opens no shard iterator or
  * subscription at a batch's end. Stopping the query closes its pooled fetchers.
+ *
+ * Tasks: as many as the application has task slots at most ([[TaskSlots]]: the executors' cores), since a task
+ * that gets its slot only after the batch's end reads nothing. Should some tasks still get theirs too late (other
+ * jobs of the application held slots), they say so, the driver warns with [KINESIS_REAL_TIME_TASKS_LATE] naming
+ * their shards, and the next batches run only as many tasks as got a slot in time, until the application's slots
+ * change.
  */
 private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
   extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
@@ -36,7 +43,13 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
    * what the tasks read from, and what [[mergeOffsets]] builds the end on) and the partitions. Spark may plan a
    * batch's scan more than once; each time gets the same plan, until the batch's offsets are merged.
    */
-  @volatile private var plan: Option[(KinesisSourceOffset, KinesisSourceOffset, Array[InputPartition])] = None
+  @volatile private var plan: Option[Planned] = None
+
+  /**
+   * When some tasks of a batch got their slot too late: the application's task slots then, and the tasks that got
+   * theirs in time, which the next batches do not exceed while the application has those slots.
+   */
+  @volatile private var fitted: Option[(Int, Int)] = None
 
   /** Whether a shard ended in the last batch, so the next one lists the shards to find its children. */
   @volatile private var shardEnded = false
@@ -56,10 +69,12 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
     val begin = start.asInstanceOf[KinesisSourceOffset]
-    plan.filter(_._1 == begin).getOrElse {
+    plan.filter(_.start == begin).getOrElse {
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
-      val taskSlots = slots()
+      val appSlots = TaskSlots.current
+      if (fitted.exists(_._1 != appSlots)) fitted = None
+      val taskSlots = fitted.fold(appSlots)(f => math.min(appSlots, f._2))
       val perTask = TaskSlots.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
       if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {
         warnedPerTask = Some(perTask)
@@ -76,23 +91,38 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
         KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
           settings, endedParents, keys.filter(isClosed).toSet, sourceId, RetiredSources.recent): InputPartition
       }.toArray
-      plan = Some((begin, from, partitions))
+      plan = Some(Planned(begin, from, partitions, appSlots))
       plan.get
-    }._3
+    }.partitions
   }
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
-    val start = plan.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))._2
+    val planned = plan.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))
+    val start = planned.from
     plan = None
     val tasks = offsets.toSeq.map {
       case p: KinesisPartitionOffset => p
       case other => throw new IllegalArgumentException(s"not an offset of this source: $other")
     }
-    recordBatchReports(tasks.flatMap(_.reports))
+    val reports = tasks.flatMap(_.reports)
+    recordBatchReports(reports)
     val reached = tasks.flatMap(_.positions)
     if (reached.exists { case (k, p) => p == ShardPosition.Ended && !start.shards.get(k).contains(p) })
       shardEnded = true
-    KinesisSourceOffset(start.shards ++ reached)
+    val end = KinesisSourceOffset(start.shards ++ reached)
+    noteLate(tasks, planned.slots)
+    end
+  }
+
+  /** Warns of tasks that got their slot after the batch's end, and fits the next batches to those that did not. */
+  private def noteLate(tasks: Seq[KinesisPartitionOffset], appSlots: Int): Unit = {
+    val late = tasks.filter(_.late)
+    if (late.nonEmpty) {
+      val inTime = math.max(1, tasks.size - late.size)
+      fitted = Some((appSlots, inTime))
+      val shards = late.flatMap(_.positions.keys).sorted.map(k => s"shard ${k.shardId} of stream '${k.stream}'")
+      logWarning(KinesisErrors.realTimeTasksLate(late.size, tasks.size, shards, inTime))
+    }
   }
 
   /**
@@ -110,3 +140,13 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   override def toString: String =
     if (realTime) s"KinesisRealTimeStream(${options.streams.mkString(",")})" else super.toString
 }
+
+/**
+ * A real-time batch's plan: the start Spark gave, that start as planned (what the tasks read from), the partitions,
+ * and the application's task slots when it was planned.
+ */
+private final case class Planned(
+    start: KinesisSourceOffset,
+    from: KinesisSourceOffset,
+    partitions: Array[InputPartition],
+    slots: Int)

@@ -11,14 +11,16 @@ import org.scalatest.funsuite.AnyFunSuite
 import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.model.{PutRecordsRequest, PutRecordsRequestEntry}
 
-import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{CapturedLogs, Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
  * Real-time mode sizes its tasks to the task slots the application's executors have (`local[2]`: two), not to
  * `spark.default.parallelism`, which clusters often set to a multiple of the cores (EMR does). A real-time task that
  * gets its slot only after its batch's end reads nothing: planned from a parallelism of 8 on 2 cores, three of five
- * one-shard tasks would wait for a slot every batch and their shards would never be read.
+ * one-shard tasks would wait for a slot every batch and their shards would never be read. Where a task still gets
+ * its slot too late (another query holds one), the driver warns, naming its shards, and fits the next batches to
+ * the slots its tasks did get.
  */
 @Integration
 class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession with RealTimeQueries {
@@ -74,6 +76,37 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
     (1 to 3).foreach { round =>
       val batches = rows.filter(_.data.startsWith(s"round$round-")).map(r => r.shardId -> r.batch).toMap
       assert(batches.values.toSet.size == 1, s"round $round read in batches $batches")
+    }
+  }
+
+  test("a task left without a slot by another query is warned of, naming its shards, and the next batches fit") {
+    val server = kinesalite
+    val other = freshStream(server, "rt-holder", 1)
+    val stream = freshStream(server, "rt-late", 2)
+    val held = s"holder-${System.nanoTime()}"
+    val sink = s"late-${System.nanoTime()}"
+    // The other query's one task holds one of local[2]'s two slots for its five-minute batch.
+    val holder = start(server, other, held, "5 minutes")
+    val logs = new CapturedLogs("io.sparkkinesis.source.KinesisRealTimeStream")
+    try {
+      val first = putInEachShard(server, other, "held")
+      await(holder, "the other query's task reading")(ByBatch.rows(held).exists(r => first(r.data)))
+      // Two shards, two slots: two tasks, of which one finds no slot free until the batch's end.
+      val query = start(server, stream, sink, "3 seconds")
+      try {
+        def late = logs.warnings.filter(_.startsWith("[KINESIS_REAL_TIME_TASKS_LATE]"))
+        await(query, "the warning of a task without a slot")(late.nonEmpty)
+        info(late.head)
+        assert(late.head.contains("1 of the 2 tasks"), late.head)
+        assert(late.head.contains(s"of stream '$stream'"), late.head)
+        val put = putInEachShard(server, stream, "after")
+        def read = ByBatch.rows(sink).filter(r => put(r.data))
+        await(query, s"the record of every shard (read: ${read.map(_.shardId).sorted})", 60)(
+          read.map(_.data).toSet == put)
+      } finally query.stop()
+    } finally {
+      logs.close()
+      holder.stop()
     }
   }
 }
