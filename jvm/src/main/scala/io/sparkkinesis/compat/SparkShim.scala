@@ -17,6 +17,9 @@ private[sparkkinesis] object SparkShim {
     s"executor_${env.blockManager.blockManagerId.host}_${env.executorId}"
   }
 
+  /** The executor id of a location [[executorLocation]] made (executor ids have no `_`). */
+  def executorId(location: String): String = location.substring(location.lastIndexOf('_') + 1)
+
   /**
    * The executors the application has now, by id, with their cores: what Spark's status store (the UI's and the
    * REST API's source) knows of them. Read once, when a listener starts following the executors that come and go

@@ -40,7 +40,8 @@ import io.sparkkinesis.prefetch.ShardReport
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
  * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest, the records
- * handed on and the calls made in this batch. A task that got its slot only after the batch's end is asked for its
+ * handed on and the calls made in this batch, and where the task ran (so the next batch's task of each shard runs
+ * there too, where its fetcher is pooled). A task that got its slot only after the batch's end is asked for its
  * offset without ever being asked for a record: it says so (`late`), for the driver to plan fewer tasks.
  *
  * Fetchers outlive the batch: a task that ends its batch (Spark asked for [[getOffset]], nothing failed) gives each
@@ -71,7 +72,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   /** Spark asked for a record with time left: the task got its slot before the batch's end. */
   private var asked = false
 
-  /** This executor as a preferred location, for the log (none outside an executor). */
+  /** This executor as a preferred location (none outside an executor). */
   private val location =
     try SparkShim.executorLocation()
     catch { case NonFatal(_) => "" }
@@ -157,7 +158,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       val Seq(calls, throttled, dataLoss, renewals, failed) =
         fetcher.fold(closedCounts)(f => closedCounts.zip(counts(f)).map { case (a, b) => a + b })
       ShardReport(key, position, records, bytes, 0L, 0L, millisBehindLatest, millisBehindLatest.contains(0L), done,
-        pastCutoff = false, 0L, calls, throttled, dataLoss, location = "", subscriptionsRenewed = renewals,
+        pastCutoff = false, 0L, calls, throttled, dataLoss, location = location, subscriptionsRenewed = renewals,
         subscriptionsFailed = failed)
     }
   }

@@ -3,6 +3,7 @@ package io.sparkkinesis.source
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
+import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetcherPool
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
@@ -25,7 +26,8 @@ import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputParti
  *
  * Fetchers outlive batches: a task gives each shard's fetcher back to its executor's `fetching.FetcherPool` when the
  * batch ends, and the next batch's task of the shard takes it there, so a steady query opens no shard iterator or
- * subscription at a batch's end. Stopping the query closes its pooled fetchers.
+ * subscription at a batch's end. Stopping the query closes its pooled fetchers. For that, each shard's task is
+ * placed on the executor its task of the batch before ran on ([[RealTimeGrouping]]), as its tasks report.
  *
  * Tasks: as many as the application has task slots at most ([[TaskSlots]]: the executors' cores), since a task
  * that gets its slot only after the batch's end reads nothing. Should some tasks still get theirs too late (other
@@ -44,6 +46,9 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
    * batch's scan more than once; each time gets the same plan, until the batch's offsets are merged.
    */
   @volatile private var plan: Option[Planned] = None
+
+  /** Where each shard's task of the last batch ran (its fetcher is pooled there): an executor's location. */
+  @volatile private var placed = Map.empty[ShardKey, String]
 
   /**
    * When some tasks of a batch got their slot too late: the application's task slots then, and the tasks that got
@@ -72,7 +77,8 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     plan.filter(_.start == begin).getOrElse {
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
-      val appSlots = TaskSlots.current
+      val executors = TaskSlots.executors
+      val appSlots = TaskSlots.total(executors)
       if (fitted.exists(_._1 != appSlots)) fitted = None
       val taskSlots = fitted.fold(appSlots)(f => math.min(appSlots, f._2))
       val perTask = TaskSlots.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
@@ -82,14 +88,17 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
           s"$perTask shards instead of ${options.shardsPerTask} (shardsPerTask), since a task without a slot for " +
           "the whole batch reads nothing. Give the query one slot per shard for one task per shard.")
       }
-      val groups = ShardGrouping.group[ShardKey](readable, perTask, _ => None, _ => 0L)
+      // A shard goes back to the executor of its last task while that executor is there.
+      val live = (at: String) => executors.contains(SparkShim.executorId(at))
+      val groups = RealTimeGrouping.group[ShardKey](readable, perTask, k => placed.get(k).filter(live),
+        at => executors.getOrElse(SparkShim.executorId(at), 0))
       val settings = readSettings
       // With nothing to read (every shard ended, the children not listed yet), one task waits out the batch, so an
       // empty batch does not follow another at once.
-      val tasks = if (groups.isEmpty) Seq(Seq.empty) else groups
-      val partitions = tasks.map { keys =>
+      val tasks = if (groups.isEmpty) Seq((Seq.empty[ShardKey], None)) else groups
+      val partitions = tasks.map { case (keys, at) =>
         KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
-          settings, endedParents, keys.filter(isClosed).toSet, sourceId, RetiredSources.recent): InputPartition
+          settings, endedParents, keys.filter(isClosed).toSet, sourceId, RetiredSources.recent, at): InputPartition
       }.toArray
       plan = Some(Planned(begin, from, partitions, appSlots))
       plan.get
@@ -110,6 +119,9 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     if (reached.exists { case (k, p) => p == ShardPosition.Ended && !start.shards.get(k).contains(p) })
       shardEnded = true
     val end = KinesisSourceOffset(start.shards ++ reached)
+    placed = (placed ++ reports.collect { case r if r.location.nonEmpty => r.key -> r.location }).filter {
+      case (k, _) => end.shards.get(k).exists(_ != ShardPosition.Ended)
+    }
     noteLate(tasks, planned.slots)
     end
   }
