@@ -205,13 +205,17 @@ private[sparkkinesis] object KinesisErrors {
   // the logs finds it and docs/troubleshooting.md explains it; they are not error conditions of the JSON.
 
   /**
-   * `late` of the `tasks` tasks of a real-time batch got their task slot only after the batch's end, so Spark ended
-   * them before they read: `shards` were not read in that batch. The next batches run `next` tasks.
+   * `late` of the `tasks` tasks of a real-time batch started only after its end, so Spark ended them before they
+   * read: `shards` were not read in that batch. `next`: the tasks the next batches run, when that changes.
    */
-  def realTimeTasksLate(late: Int, tasks: Int, shards: Seq[String], next: Int): String =
-    s"[KINESIS_REAL_TIME_TASKS_LATE] $late of the $tasks tasks of a real-time batch got a task slot only after " +
-      s"the batch's end and read nothing, so these shards were not read in it: ${shards.mkString(", ")}. Their " +
-      s"records wait for the next batch, which runs $next task${if (next == 1) "" else "s"} (more shards each) so " +
-      "that every task gets a slot in time. Other jobs of the application held slots (another query, say), or " +
-      "executors were lost; give the query one free task slot per task to read each shard in a task of its own."
+  def realTimeTasksLate(late: Int, tasks: Int, shards: Seq[String], next: Option[Int]): String =
+    s"[KINESIS_REAL_TIME_TASKS_LATE] $late of the $tasks tasks of a real-time batch started only after the " +
+      s"batch's end and read nothing, so these shards were not read in it: ${shards.mkString(", ")}. Their " +
+      "records wait for the next batch. A task starts that late when other jobs of the application hold the task " +
+      "slots (another query, say), or when its executor is slow to start it (a new executor's first tasks). " +
+      next.fold("Should some tasks start too late again in the next batch, the batches after run fewer tasks.") { n =>
+        s"Some did in consecutive batches: the next batches run $n task${if (n == 1) "" else "s"} (more shards " +
+          "each), as many as started in time, until the application's task slots change. Give the query a free " +
+          "task slot per task to read each shard in a task of its own."
+      }
 }

@@ -30,10 +30,11 @@ import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputParti
  * placed on the executor its task of the batch before ran on ([[RealTimeGrouping]]), as its tasks report.
  *
  * Tasks: as many as the application has task slots at most ([[TaskSlots]]: the executors' cores), since a task
- * that gets its slot only after the batch's end reads nothing. Should some tasks still get theirs too late (other
- * jobs of the application held slots), they say so, the driver warns with [KINESIS_REAL_TIME_TASKS_LATE] naming
- * their shards, and the next batches run only as many tasks as got a slot in time, until the application's slots
- * change.
+ * that gets its slot only after the batch's end reads nothing. A task that still starts too late says so, and the
+ * driver warns with [KINESIS_REAL_TIME_TASKS_LATE] naming its shards. When some tasks start too late while others
+ * start in time, in two batches in a row (other jobs of the application hold slots), the next batches run only as
+ * many tasks as started in time, until the application's slots change. Once is not enough to tell: a new
+ * executor that is slow to start its first tasks looks the same for a batch.
  */
 private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
   extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
@@ -55,6 +56,9 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
    * theirs in time, which the next batches do not exceed while the application has those slots.
    */
   @volatile private var fitted: Option[(Int, Int)] = None
+
+  /** Whether some tasks of the last batch started too late while others started in time. */
+  @volatile private var shortBefore = false
 
   /** Whether a shard ended in the last batch, so the next one lists the shards to find its children. */
   @volatile private var shardEnded = false
@@ -126,14 +130,19 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     end
   }
 
-  /** Warns of tasks that got their slot after the batch's end, and fits the next batches to those that did not. */
+  /**
+   * Warns of tasks that started after the batch's end; when some did while others did not, in this batch and the
+   * one before, fits the next batches to the tasks that started in time.
+   */
   private def noteLate(tasks: Seq[KinesisPartitionOffset], appSlots: Int): Unit = {
     val late = tasks.filter(_.late)
+    val short = late.nonEmpty && late.size < tasks.size
+    val fit = if (short && shortBefore) Some(tasks.size - late.size) else None
+    fit.foreach(n => fitted = Some((appSlots, n)))
+    shortBefore = short
     if (late.nonEmpty) {
-      val inTime = math.max(1, tasks.size - late.size)
-      fitted = Some((appSlots, inTime))
       val shards = late.flatMap(_.positions.keys).sorted.map(k => s"shard ${k.shardId} of stream '${k.stream}'")
-      logWarning(KinesisErrors.realTimeTasksLate(late.size, tasks.size, shards, inTime))
+      logWarning(KinesisErrors.realTimeTasksLate(late.size, tasks.size, shards, fit))
     }
   }
 

@@ -19,8 +19,8 @@ import io.sparkkinesis.testing.TestStreams._
  * `spark.default.parallelism`, which clusters often set to a multiple of the cores (EMR does). A real-time task that
  * gets its slot only after its batch's end reads nothing: planned from a parallelism of 8 on 2 cores, three of five
  * one-shard tasks would wait for a slot every batch and their shards would never be read. Where a task still gets
- * its slot too late (another query holds one), the driver warns, naming its shards, and fits the next batches to
- * the slots its tasks did get.
+ * its slot too late (another query holds one), the driver warns, naming its shards, and once that has happened in
+ * two batches in a row, fits the next batches to the tasks that got a slot in time.
  */
 @Integration
 class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession with RealTimeQueries {
@@ -99,6 +99,8 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
         info(late.head)
         assert(late.head.contains("1 of the 2 tasks"), late.head)
         assert(late.head.contains(s"of stream '$stream'"), late.head)
+        // Late again in the next batch: from then on, one task reads both shards in the slot left.
+        await(query, "the batches fitted to the slot left")(late.exists(_.contains("the next batches run 1 task ")))
         val put = putInEachShard(server, stream, "after")
         def read = ByBatch.rows(sink).filter(r => put(r.data))
         await(query, s"the record of every shard (read: ${read.map(_.shardId).sorted})", 60)(
