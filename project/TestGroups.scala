@@ -13,7 +13,7 @@ import sbt._
  */
 object TestGroups {
   private val alone = Set("SignerLogGuardSuite")
-  private val waiting = Set("ReshardMatrixSuite", "RealTimeModeSuite", "FanOutSourceSuite")
+  private val waiting = Set("ReshardMatrixSuite", "RealTimeModeSuite", "RealTimeSlotsSuite", "FanOutSourceSuite")
 
   /** How many forked test JVMs run at once: SPARK_KINESIS_TEST_JVMS, 3 unless set. */
   val jvms: Int = sys.env.get("SPARK_KINESIS_TEST_JVMS").map(_.trim.toInt).getOrElse(3)

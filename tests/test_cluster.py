@@ -12,6 +12,9 @@ Which executor ran which task is read from each application's Spark event log.
 * real-time mode (tests/drivers/realtime_cluster_app.py): long-running tasks on both executors read a two-shard
   stream and write to another; each batch starts where the driver merged the executors' offsets, and the output
   holds every record once, in key order.
+* real-time task slots and placement (issue 35): with ``spark.default.parallelism`` at four times the cores, every
+  shard is read in every batch; with enhanced fan-out on three executors, each shard's task stays on the executor
+  of its pooled subscription batch after batch.
 * many executors (issue 29.5): a cluster of its own with three workers; each shard stays on one executor and keeps
   its iterator from batch to batch (GetShardIterator counted per shard by the fault proxy), and a lost executor's
   shards move once, with every record once, in key order.
@@ -22,17 +25,18 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import pytest
 
 from conftest import connector_options
-from harness import jvm_threads, standalone_cluster, streams
+from harness import checkpoint, jvm_threads, standalone_cluster, streams
 from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf
 from harness.fault_fixtures import create_stream, fault_proxy  # noqa: F401 (fault_proxy is a fixture)
 from harness.streaming import (  # noqa: F401 (drivers is a fixture)
@@ -100,15 +104,17 @@ def connector_jar() -> str:
     return jar
 
 
-def submit(app: Path, config: dict, spark_cluster, events: Path, tmp_path: Path, jar: str) -> None:
+def submit(app: Path, config: dict, spark_cluster, events: Path, tmp_path: Path, jar: str,
+           extra_conf: Optional[Dict[str, str]] = None) -> None:
     """Runs ``app`` with ``config`` on the cluster by spark-submit (client mode, the connector from --jars, the event
-    log in ``events``); fails with its log and the cluster's when it does not exit 0."""
+    log in ``events``, ``extra_conf`` over the cluster's settings); fails with its log and the cluster's when it does
+    not exit 0."""
     (tmp_path / "app.json").write_text(json.dumps(config, indent=1))
     command = [str(standalone_cluster.spark_home() / "bin" / "spark-submit"),
                "--master", spark_cluster.master_url, "--deploy-mode", "client", "--jars", jar,
                "--driver-memory", "1g"]
-    conf = dict(cluster_conf(spark_cluster, events), **{"spark.driver.host": "127.0.0.1",
-                                                         "spark.driver.bindAddress": "127.0.0.1"})
+    conf = {**cluster_conf(spark_cluster, events), "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1", **(extra_conf or {})}
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]
     command += [str(app), str(tmp_path / "app.json")]
@@ -216,6 +222,106 @@ def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_
     executor_logs = "".join(p.read_text(errors="replace")
                             for p in spark_cluster.workdir.glob(f"worker-*/{result['applicationId']}/*/stderr"))
     assert "a child of ended shard shardId-000000000000" in executor_logs, "no executor went on into the children"
+
+
+# real-time task slots and placement (issue 35)
+SLOTS_SHARDS = 5  # more than the cluster's two cores, fewer than spark.default.parallelism
+SLOTS_BATCHES = 4
+PLACEMENT_SHARDS = 3  # one per executor of three_workers
+PLACEMENT_BATCHES = 6
+# What each real-time task logs on its executor when it starts (reader/KinesisRealTimePartitionReader).
+TASK_LINE = re.compile(r"Real-time task of batch (\d+) reads (.*) on \S+; "
+                       r"fetchers taken from this executor's pool: (\d+) of (\d+)")
+
+
+def real_time_config(server, stream_name: str, tmp_path: Path, batches: int, **more) -> dict:
+    """realtime_cluster_app's config for a query of ``stream_name`` into ``<stream_name>-out`` without a split:
+    it stops after ``batches`` batches."""
+    return dict({"stream": stream_name, "output": f"{stream_name}-out", "options": connector_options(server),
+                 "endpoint": server.endpoint, "cborEnabled": server.cbor_enabled, "records": 0,
+                 "batches": batches, "batchSeconds": 5, "checkpoint": str(tmp_path / "checkpoint"),
+                 "result": str(tmp_path / "result.json"), "deadline": time.time() + APP_TIMEOUT - 60}, **more)
+
+
+def run_while_writing(server, stream_name: str, shards: int, config: dict, cluster, tmp_path: Path,
+                      extra_conf: Dict[str, str]) -> dict:
+    """Creates ``stream_name`` with ``shards`` shards and its output stream, then runs realtime_cluster_app with
+    ``config`` while a writer puts about 50 records a second over 32 keys (so every shard has records in every
+    batch); returns the app's result."""
+    kinesis = streams.client(server)
+    streams.create_stream(kinesis, stream_name, shards)
+    streams.create_stream(kinesis, config["output"], 1)
+    writer = Writer(kinesis, stream_name, keys=KEYS, seed=SEED + 35, resend_failed=False)
+    writer.start(1_000_000, chunk=10, pause=0.2)
+    try:
+        submit(REALTIME_APP, config, cluster, tmp_path / "events", tmp_path, connector_jar(), extra_conf)
+    finally:
+        writer.stop()
+    assert writer.error is None, f"writer failed: {writer.error!r}"
+    return json.loads((tmp_path / "result.json").read_text())
+
+
+def test_real_time_mode_with_default_parallelism_at_four_times_the_cores_reads_every_shard_in_every_batch(
+        spark_cluster, kinesalite_server, stream_name, tmp_path):
+    """spark.default.parallelism at four times the cluster's two cores (as EMR sets it, at two or three times), five
+    shards and records put into all of them throughout: each batch has no more tasks than the two executors have
+    slots, and every shard's position moves in every batch's end offset. Sized from the parallelism, the batches
+    had five tasks, three of which got a slot only after the batch's end and read nothing, batch after batch."""
+    config = real_time_config(kinesalite_server, stream_name, tmp_path, SLOTS_BATCHES)
+    result = run_while_writing(kinesalite_server, stream_name, SLOTS_SHARDS, config, spark_cluster, tmp_path,
+                               {"spark.default.parallelism": str(4 * len(HOSTS))})
+    assert len(result["batches"]) >= SLOTS_BATCHES, result
+    # A real-time batch's entry in the offset log is where it starts: where the batch before it ended.
+    positions = checkpoint.all_shard_positions(config["checkpoint"], stream_name)
+    batches = sorted(positions)
+    assert len(batches) >= SLOTS_BATCHES, f"batches in the offset log: {batches}"
+    shards = [f"shardId-{i:012d}" for i in range(SLOTS_SHARDS)]
+    unread = [(b - 1, s, checkpoint.describe(positions[b].get(s))) for b in batches[1:] for s in shards
+              if checkpoint.position_rank(positions[b].get(s, {})) <= checkpoint.position_rank(
+                  positions[b - 1].get(s, {}))]
+    assert not unread, f"shards not read in a batch (batch, shard, where it ended): {unread}"
+    tasks = EventLog.single_in(tmp_path / "events").streaming_tasks()
+    per_stage = collections.Counter(t.stage for t in tasks if t.attempt == 0)
+    assert max(per_stage.values()) <= len(HOSTS), f"more real-time tasks than the cluster's slots: {per_stage}"
+
+
+def task_shards(cluster, application_id: str) -> Dict[str, Dict[int, Tuple[str, int, int]]]:
+    """Shard -> batch -> (executor id, fetchers its task took from the executor's pool, the task's shards), from
+    what each real-time task logged on its executor (``worker-*/<app>/<executor id>/stderr``)."""
+    found: Dict[str, Dict[int, Tuple[str, int, int]]] = collections.defaultdict(dict)
+    for path in cluster.workdir.glob(f"worker-*/{application_id}/*/stderr"):
+        for match in TASK_LINE.finditer(path.read_text(errors="replace")):
+            batch, shards, taken, count = match.groups()
+            for shard in re.findall(r"(shardId-\d+) of '", shards):
+                found[shard][int(batch)] = (path.parent.name, int(taken), int(count))
+    return found
+
+
+def test_real_time_fan_out_keeps_each_shard_on_the_executor_of_its_pooled_subscription(
+        three_workers, kinesis_mock_server, stream_name, tmp_path):
+    """Three executors, three shards read by enhanced fan-out (kinesis-mock), records put throughout, batches of
+    five seconds: from the first batch on, each shard's task runs on one executor, batch after batch, and once a
+    task has opened the shard's subscription, the next ones take it from that executor's pool. Without a preferred
+    location Spark placed the tasks anywhere, and a moved task's new subscription and the pooled one took the shard
+    from each other."""
+    cluster = three_workers
+    config = real_time_config(kinesis_mock_server, stream_name, tmp_path, PLACEMENT_BATCHES,
+                              sourceOptions={"consumerMode": "efo", "requireConsumerDeregistration": "true"})
+    result = run_while_writing(kinesis_mock_server, stream_name, PLACEMENT_SHARDS, config, cluster, tmp_path,
+                               {"spark.cores.max": str(AFFINITY_WORKERS)})
+    placements = task_shards(cluster, result["applicationId"])
+    assert sorted(placements) == [f"shardId-{i:012d}" for i in range(PLACEMENT_SHARDS)], placements
+    summary = {s: {b: p[0] for b, p in sorted(runs.items())} for s, runs in placements.items()}
+    print(f"executor of each shard's task, by batch: {summary}")
+    for shard, runs in placements.items():
+        assert len(runs) >= PLACEMENT_BATCHES, f"shard {shard}: tasks of batches {sorted(runs)} only"
+        assert len({executor for executor, _, _ in runs.values()}) == 1, \
+            f"shard {shard}'s task moved between executors: {summary[shard]}"
+        # The first batch's task opens the shard's subscription; so does the second's when the first's started only
+        # after its batch's end on a new executor and read nothing. From then on every task takes it from the pool.
+        cold = sorted(b for b, (_, taken, count) in runs.items() if taken < count)
+        assert len(cold) <= 2 and cold == sorted(runs)[:len(cold)], \
+            f"shard {shard}: the tasks of batches {cold} of {sorted(runs)} opened a fetcher of their own"
 
 
 def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, kinesalite_server, stream_name,

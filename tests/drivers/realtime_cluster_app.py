@@ -3,9 +3,10 @@
 
 It reads ``stream`` with ``kinesis_stream`` in real-time mode (Spark 4.1+; batches of ``batchSeconds``) and writes
 each record unchanged to ``output`` with the Kinesis sink (``maxRecordDelay``, ``ordering=perKey``), the settings
-docs/source.md gives for Kinesis to Kinesis. Once ``output`` holds the ``records`` records put before the start, it
-splits shard ``split`` of ``stream`` in half while the query runs and puts the ``later`` records (``[data, key]``
-pairs). It stops once ``batches`` batches have completed (each later batch started from the end offset the driver
+docs/source.md gives for Kinesis to Kinesis; ``sourceOptions``, when given, are further options of the source.
+Once ``output`` holds the ``records`` records put before the start, it splits shard ``split`` of ``stream`` in half
+while the query runs and puts the ``later`` records (``[data, key]`` pairs); without ``split`` it does neither. It
+stops once ``batches`` batches have completed (each later batch started from the end offset the driver
 merged from the executors' tasks) and ``output`` holds every record (counted with boto3), writes ``result`` (JSON:
 application id, completed batch ids, records seen) and exits 0; it exits 1 when the query failed or that did not
 happen by ``deadline`` (seconds since the epoch). Every ``STATUS_EVERY_S`` it prints where it stands to stderr.
@@ -16,7 +17,8 @@ Usage::
         tests/drivers/realtime_cluster_app.py CONFIG
 
 CONFIG is a JSON file: ``stream``, ``output``, ``options`` (connector options for both directions), ``endpoint``,
-``cborEnabled``, ``records``, ``split``, ``later``, ``batches``, ``batchSeconds``, ``checkpoint``, ``result``, ``deadline``.
+``cborEnabled``, ``records``, ``split`` and ``later`` (optional), ``sourceOptions`` (optional), ``batches``,
+``batchSeconds``, ``checkpoint``, ``result``, ``deadline``.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def main(config_path: str) -> int:
     kinesis = streams.client(_Server(config["endpoint"], bool(config["cborEnabled"])))
 
     source = kinesis_stream(spark, config["stream"], initial_position="trim_horizon", minFetchPeriod="50ms",
-                            **options)
+                            **dict(options, **config.get("sourceOptions", {})))
     writer = write_kinesis(source.select("data", "partitionKey"), config["output"], maxRecordDelay="10ms",
                            ordering="perKey", **options)
     assert writer is not None
@@ -63,7 +65,7 @@ def main(config_path: str) -> int:
              .option("checkpointLocation", config["checkpoint"]).outputMode("update")
              .trigger(realTime=f"{int(config['batchSeconds'])} seconds").start())
     code, seen = 1, 0
-    expected, split = int(config["records"]), False
+    expected, split = int(config["records"]), "split" not in config
     started = time.monotonic()
     deadline = started + float(config["deadline"]) - time.time()
     next_status = started

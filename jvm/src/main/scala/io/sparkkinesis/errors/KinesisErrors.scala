@@ -5,7 +5,8 @@ package io.sparkkinesis.errors
  * template and SQLSTATE are in `error/kinesis-error-conditions.json` ([[ErrorConditions]]), and each method here
  * gives the template's parameters. Each message names the option, column or stream concerned and says what to do,
  * and starts with the bracketed condition name, which is stable: the Python package maps it to an exception class.
- * Parameters, and so messages, never contain credential values (`ErrorConditionsSuite` checks).
+ * Parameters, and so messages, never contain credential values (`ErrorConditionsSuite` checks). The connector's
+ * `[KINESIS_*]` warnings, which are logged and never thrown, are built here too (at the end).
  */
 private[sparkkinesis] object KinesisErrors {
 
@@ -199,4 +200,22 @@ private[sparkkinesis] object KinesisErrors {
   def foreignCheckpointUnreadable(checkpoint: String, batch: Long, missing: String): KinesisException =
     new KinesisException("KINESIS_FOREIGN_CHECKPOINT",
       Map("checkpoint" -> checkpoint, "batch" -> batch.toString, "missing" -> missing))
+
+  // Warnings: logged, never thrown. Each starts with its `[KINESIS_*]` name, as an error does, so that a search of
+  // the logs finds it and docs/troubleshooting.md explains it; they are not error conditions of the JSON.
+
+  /**
+   * `late` of the `tasks` tasks of a real-time batch started only after its end, so Spark ended them before they
+   * read: `shards` were not read in that batch. `next`: the tasks the next batches run, when that changes.
+   */
+  def realTimeTasksLate(late: Int, tasks: Int, shards: Seq[String], next: Option[Int]): String =
+    s"[KINESIS_REAL_TIME_TASKS_LATE] $late of the $tasks tasks of a real-time batch started only after the " +
+      s"batch's end and read nothing, so these shards were not read in it: ${shards.mkString(", ")}. Their " +
+      "records wait for the next batch. A task starts that late when other jobs of the application hold the task " +
+      "slots (another query, say), or when its executor is slow to start it (a new executor's first tasks). " +
+      next.fold("Should some tasks start too late again in the next batch, the batches after run fewer tasks.") { n =>
+        s"Some did in consecutive batches: the next batches run $n task${if (n == 1) "" else "s"} (more shards " +
+          "each), as many as started in time, until the application's task slots change. Give the query a free " +
+          "task slot per task to read each shard in a task of its own."
+      }
 }

@@ -12,6 +12,9 @@ trait SharedSparkSession extends BeforeAndAfterAll { self: Suite =>
   /** The master: two cores, and no task retries (`local[2,2]` would allow one retry of each task). */
   protected def master: String = "local[2]"
 
+  /** Spark settings of the suite's own on top of these (settings a started session can no longer take). */
+  protected def sparkConf: Map[String, String] = Map.empty
+
   protected lazy val spark: SparkSession = SparkSession.builder()
     .master(master)
     .appName(getClass.getSimpleName)
@@ -19,6 +22,7 @@ trait SharedSparkSession extends BeforeAndAfterAll { self: Suite =>
     .config("spark.driver.host", "127.0.0.1")
     .config("spark.driver.bindAddress", "127.0.0.1")
     .config("spark.sql.shuffle.partitions", "2")
+    .config(sparkConf)
     .getOrCreate()
 
   override protected def afterAll(): Unit =

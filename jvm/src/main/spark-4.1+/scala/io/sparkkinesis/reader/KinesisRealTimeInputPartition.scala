@@ -14,6 +14,8 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * the driver's listing shows closed, read to their end by GetRecords whatever the fetch mode (see
  * `fetching.ShardFetchers`). `sourceId`: the query's, whose fetchers the executor keeps between batches
  * (`fetching.FetcherPool`); `retired`: the application's stopped queries, whose pooled fetchers the executor closes.
+ * `location`: the executor the shards' tasks of the batch before ran on, where their fetchers are pooled, as a
+ * preferred location (`executor_<host>_<executorId>`).
  */
 private[sparkkinesis] final case class KinesisRealTimeInputPartition(
     shards: Seq[(ShardKey, ShardPosition)],
@@ -23,4 +25,7 @@ private[sparkkinesis] final case class KinesisRealTimeInputPartition(
     endedBefore: Set[ShardKey],
     closed: Set[ShardKey] = Set.empty,
     sourceId: String = "",
-    retired: Seq[String] = Nil) extends InputPartition
+    retired: Seq[String] = Nil,
+    location: Option[String] = None) extends InputPartition {
+  override def preferredLocations(): Array[String] = location.toArray
+}

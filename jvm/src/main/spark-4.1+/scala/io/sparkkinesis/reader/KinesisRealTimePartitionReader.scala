@@ -3,12 +3,14 @@ package io.sparkkinesis.reader
 import scala.collection.mutable.ArrayBuffer
 import scala.util.control.NonFatal
 
+import org.apache.spark.TaskContext
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
 
 import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
+import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.fetching.{BufferedRecord, FetcherPool, PollingShardFetcher, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
@@ -38,7 +40,9 @@ import io.sparkkinesis.prefetch.ShardReport
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
  * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest, the records
- * handed on and the calls made in this batch.
+ * handed on and the calls made in this batch, and where the task ran (so the next batch's task of each shard runs
+ * there too, where its fetcher is pooled). A task that got its slot only after the batch's end is asked for its
+ * offset without ever being asked for a record: it says so (`late`), for the driver to plan fewer tasks.
  *
  * Fetchers outlive the batch: a task that ends its batch (Spark asked for [[getOffset]], nothing failed) gives each
  * shard's fetcher back to the executor's [[FetcherPool]] in [[close]], standing after the last record handed on,
@@ -64,6 +68,14 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   /** Spark asked for the task's offset, so the batch ended as planned; a failure escaped the reader. */
   private var offered = false
   private var failed = false
+
+  /** Spark asked for a record with time left: the task got its slot before the batch's end. */
+  private var asked = false
+
+  /** This executor as a preferred location (none outside an executor). */
+  private val location =
+    try SparkShim.executorLocation()
+    catch { case NonFatal(_) => "" }
 
   private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
     ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch, closed(key)))
@@ -146,21 +158,32 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       val Seq(calls, throttled, dataLoss, renewals, failed) =
         fetcher.fold(closedCounts)(f => closedCounts.zip(counts(f)).map { case (a, b) => a + b })
       ShardReport(key, position, records, bytes, 0L, 0L, millisBehindLatest, millisBehindLatest.contains(0L), done,
-        pastCutoff = false, 0L, calls, throttled, dataLoss, location = "", subscriptionsRenewed = renewals,
+        pastCutoff = false, 0L, calls, throttled, dataLoss, location = location, subscriptionsRenewed = renewals,
         subscriptionsFailed = failed)
     }
   }
 
   private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
   shards.foreach(_.takePooled())
+  logInfo(s"Real-time task of batch $batchId reads ${shards.map(s => s"${s.key.shardId} of '${s.key.stream}'")
+      .mkString(", ")} on $location; fetchers taken from this executor's pool: ${shards.count(_.fetcher.isDefined)} " +
+    s"of ${shards.size}")
+
+  /** The batch of this task's job, as Spark names it in the job's properties. */
+  private def batchId: String =
+    Option(TaskContext.get()).flatMap(t => Option(t.getLocalProperty(KinesisRealTimePartitionReader.BatchId)))
+      .getOrElse("?")
+
   private var turn = 0
   private var current: InternalRow = _
 
   override def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextWithTimeout(clock(), timeoutMs)
 
   override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
-    try read(startTimeMs, timeoutMs)
-    catch { case e: Throwable => failed = true; throw e }
+    try {
+      if (timeoutMs > 0) asked = true
+      read(startTimeMs, timeoutMs)
+    } catch { case e: Throwable => failed = true; throw e }
 
   private def read(startTimeMs: Long, timeoutMs: Long): RecordStatus = {
     val deadline = startTimeMs + timeoutMs
@@ -270,8 +293,15 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   override def getOffset: PartitionOffset = {
     offered = true
-    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq)
+    if (!asked) logWarning(s"Real-time task started after its batch's end: it read none of its shards")
+    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq, late = !asked)
   }
 
   override def close(): Unit = shards.foreach(_.release())
+}
+
+private object KinesisRealTimePartitionReader {
+
+  /** The local property Spark gives the jobs of a streaming query's batch: its id. */
+  val BatchId = "streaming.sql.batchId"
 }

@@ -3,6 +3,8 @@ package io.sparkkinesis.source
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
+import io.sparkkinesis.compat.SparkShim
+import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetcherPool
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.RetiredSources
@@ -24,7 +26,15 @@ import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputParti
  *
  * Fetchers outlive batches: a task gives each shard's fetcher back to its executor's `fetching.FetcherPool` when the
  * batch ends, and the next batch's task of the shard takes it there, so a steady query opens no shard iterator or
- * subscription at a batch's end. Stopping the query closes its pooled fetchers.
+ * subscription at a batch's end. Stopping the query closes its pooled fetchers. For that, each shard's task is
+ * placed on the executor its task of the batch before ran on ([[RealTimeGrouping]]), as its tasks report.
+ *
+ * Tasks: as many as the application has task slots at most ([[TaskSlots]]: the executors' cores), since a task
+ * that gets its slot only after the batch's end reads nothing. A task that still starts too late says so, and the
+ * driver warns with [KINESIS_REAL_TIME_TASKS_LATE] naming its shards. When some tasks start too late while others
+ * start in time, in two batches in a row (other jobs of the application hold slots), the next batches run only as
+ * many tasks as started in time, until the application's slots change. Once is not enough to tell: a new
+ * executor that is slow to start its first tasks looks the same for a batch.
  */
 private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
   extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
@@ -36,7 +46,19 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
    * what the tasks read from, and what [[mergeOffsets]] builds the end on) and the partitions. Spark may plan a
    * batch's scan more than once; each time gets the same plan, until the batch's offsets are merged.
    */
-  @volatile private var plan: Option[(KinesisSourceOffset, KinesisSourceOffset, Array[InputPartition])] = None
+  @volatile private var plan: Option[Planned] = None
+
+  /** Where each shard's task of the last batch ran (its fetcher is pooled there): an executor's location. */
+  @volatile private var placed = Map.empty[ShardKey, String]
+
+  /**
+   * When some tasks of a batch got their slot too late: the application's task slots then, and the tasks that got
+   * theirs in time, which the next batches do not exceed while the application has those slots.
+   */
+  @volatile private var fitted: Option[(Int, Int)] = None
+
+  /** Whether some tasks of the last batch started too late while others started in time. */
+  @volatile private var shortBefore = false
 
   /** Whether a shard ended in the last batch, so the next one lists the shards to find its children. */
   @volatile private var shardEnded = false
@@ -56,10 +78,13 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
     val begin = start.asInstanceOf[KinesisSourceOffset]
-    plan.filter(_._1 == begin).getOrElse {
+    plan.filter(_.start == begin).getOrElse {
       val (from, readable, endedParents) = shardsToRead(begin, listNow = shardEnded)
       shardEnded = false
-      val taskSlots = slots()
+      val executors = TaskSlots.executors
+      val appSlots = TaskSlots.total(executors)
+      if (fitted.exists(_._1 != appSlots)) fitted = None
+      val taskSlots = fitted.fold(appSlots)(f => math.min(appSlots, f._2))
       val perTask = TaskSlots.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
       if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {
         warnedPerTask = Some(perTask)
@@ -67,32 +92,58 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
           s"$perTask shards instead of ${options.shardsPerTask} (shardsPerTask), since a task without a slot for " +
           "the whole batch reads nothing. Give the query one slot per shard for one task per shard.")
       }
-      val groups = ShardGrouping.group[ShardKey](readable, perTask, _ => None, _ => 0L)
+      // A shard goes back to the executor of its last task while that executor is there.
+      val live = (at: String) => executors.contains(SparkShim.executorId(at))
+      val groups = RealTimeGrouping.group[ShardKey](readable, perTask, k => placed.get(k).filter(live),
+        at => executors.getOrElse(SparkShim.executorId(at), 0))
       val settings = readSettings
       // With nothing to read (every shard ended, the children not listed yet), one task waits out the batch, so an
       // empty batch does not follow another at once.
-      val tasks = if (groups.isEmpty) Seq(Seq.empty) else groups
-      val partitions = tasks.map { keys =>
+      val tasks = if (groups.isEmpty) Seq((Seq.empty[ShardKey], None)) else groups
+      val partitions = tasks.map { case (keys, at) =>
         KinesisRealTimeInputPartition(keys.map(k => k -> from.shards(k)), options.streamsByName, options.connection,
-          settings, endedParents, keys.filter(isClosed).toSet, sourceId, RetiredSources.recent): InputPartition
+          settings, endedParents, keys.filter(isClosed).toSet, sourceId, RetiredSources.recent, at): InputPartition
       }.toArray
-      plan = Some((begin, from, partitions))
+      plan = Some(Planned(begin, from, partitions, appSlots))
       plan.get
-    }._3
+    }.partitions
   }
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
-    val start = plan.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))._2
+    val planned = plan.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))
+    val start = planned.from
     plan = None
     val tasks = offsets.toSeq.map {
       case p: KinesisPartitionOffset => p
       case other => throw new IllegalArgumentException(s"not an offset of this source: $other")
     }
-    recordBatchReports(tasks.flatMap(_.reports))
+    val reports = tasks.flatMap(_.reports)
+    recordBatchReports(reports)
     val reached = tasks.flatMap(_.positions)
     if (reached.exists { case (k, p) => p == ShardPosition.Ended && !start.shards.get(k).contains(p) })
       shardEnded = true
-    KinesisSourceOffset(start.shards ++ reached)
+    val end = KinesisSourceOffset(start.shards ++ reached)
+    placed = (placed ++ reports.collect { case r if r.location.nonEmpty => r.key -> r.location }).filter {
+      case (k, _) => end.shards.get(k).exists(_ != ShardPosition.Ended)
+    }
+    noteLate(tasks, planned.slots)
+    end
+  }
+
+  /**
+   * Warns of tasks that started after the batch's end; when some did while others did not, in this batch and the
+   * one before, fits the next batches to the tasks that started in time.
+   */
+  private def noteLate(tasks: Seq[KinesisPartitionOffset], appSlots: Int): Unit = {
+    val late = tasks.filter(_.late)
+    val short = late.nonEmpty && late.size < tasks.size
+    val fit = if (short && shortBefore) Some(tasks.size - late.size) else None
+    fit.foreach(n => fitted = Some((appSlots, n)))
+    shortBefore = short
+    if (late.nonEmpty) {
+      val shards = late.flatMap(_.positions.keys).sorted.map(k => s"shard ${k.shardId} of stream '${k.stream}'")
+      logWarning(KinesisErrors.realTimeTasksLate(late.size, tasks.size, shards, fit))
+    }
   }
 
   /**
@@ -110,3 +161,13 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   override def toString: String =
     if (realTime) s"KinesisRealTimeStream(${options.streams.mkString(",")})" else super.toString
 }
+
+/**
+ * A real-time batch's plan: the start Spark gave, that start as planned (what the tasks read from), the partitions,
+ * and the application's task slots when it was planned.
+ */
+private final case class Planned(
+    start: KinesisSourceOffset,
+    from: KinesisSourceOffset,
+    partitions: Array[InputPartition],
+    slots: Int)
