@@ -44,6 +44,8 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   name := s"spark-kinesis-${b.line}",
   scalaVersion := b.scala,
   scalacOptions ++= Seq("-release", b.javaRelease.toString, "-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
+  // The connector's own code compiles without a warning on every artifact, and stays so: a warning fails the build.
+  Compile / compile / scalacOptions += "-Xfatal-warnings",
   // Scala 2.13.8 (Spark 3.5's) writes Java 8 class files unless told the target as well. Scala 2.12 cannot write
   // newer ones at all: its class files are Java 8's, limited to Java 11's API by -release (docs/deploying.md).
   scalacOptions ++= (if (b.scala.startsWith("2.13.8")) Seq(s"-target:${b.javaRelease}") else Nil),

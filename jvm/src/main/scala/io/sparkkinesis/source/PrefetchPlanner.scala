@@ -134,7 +134,7 @@ private[sparkkinesis] final class PrefetchPlanner(
       rounds += 1
       Some(tasks(from,
           hungry.zipWithIndex.map { case (r, i) =>
-            r.key -> (plus(r.records, moreRecords(i)), plus(r.bytes, moreBytes(i)))
+            r.key -> ((plus(r.records, moreRecords(i)), plus(r.bytes, moreBytes(i))))
           }))
     }
   }

@@ -1,5 +1,6 @@
 package io.sparkkinesis.source
 
+import io.sparkkinesis.fetching.FetchCounts
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.ShardReport
 import io.sparkkinesis.compat.ScalaCompat._
@@ -8,11 +9,11 @@ import io.sparkkinesis.compat.ScalaCompat._
 private[sparkkinesis] final class SourceMetrics {
   private var latest = Map.empty[ShardKey, ShardReport]
   // The running totals of shards forgotten (they left the offset), so that the query's totals never go back.
-  private var forgotten = SourceMetrics.Totals()
+  private var forgotten = FetchCounts.Zero
 
   /** Drops the reports of shards that left the offset, keeping their counts in the totals. */
   def forget(gone: Set[ShardKey]): Unit = synchronized {
-    gone.flatMap(latest.get).foreach(r => forgotten = forgotten + r)
+    gone.flatMap(latest.get).foreach(r => forgotten = forgotten + SourceMetrics.countsOf(r))
     latest --= gone
   }
 
@@ -55,7 +56,7 @@ private[sparkkinesis] final class SourceMetrics {
     // Lag is about shards still being read: not a closed shard's last answer, which says nothing about the stream's
     // tip, nor one of a shard no longer in the offset.
     val reading = latest.filter { case (k, _) => consumed.forall(_.shards.get(k).exists(_ != ShardPosition.Ended)) }
-    val totals = latest.values.foldLeft(forgotten)(_ + _)
+    val totals = latest.values.foldLeft(forgotten)((sum, r) => sum + SourceMetrics.countsOf(r))
     val behind = reading.values.flatMap(_.millisBehindLatest).toSeq
     val ours = Map(
       "avgMsBehindLatest" -> (if (behind.isEmpty) "0" else (behind.sum.toDouble / behind.size).toString),
@@ -65,15 +66,15 @@ private[sparkkinesis] final class SourceMetrics {
       "bufferedBytes" -> latest.values.map(_.bufferedBytes).sum.toString,
       "openShards" -> open.toString,
       "closedShards" -> closed.toString,
-      "getRecordsCalls" -> totals.getRecordsCalls.toString,
+      "getRecordsCalls" -> totals.calls.toString,
       "driverGetRecordsCalls" -> driverCalls.toString,
       "quietShards" -> quietShards.toString,
       "throttledCalls" -> totals.throttled.toString,
       "dataLoss" -> (totals.dataLoss + lostShards).toString,
       "consumerMode" -> (if (consumers.isEmpty) "polling" else "efo"),
       "consumerName" -> consumers.distinct.mkString(","),
-      "subscriptionsRenewed" -> totals.subscriptionsRenewed.toString,
-      "subscriptionsFailed" -> totals.subscriptionsFailed.toString)
+      "subscriptionsRenewed" -> totals.renewed.toString,
+      "subscriptionsFailed" -> totals.failed.toString)
     ours ++ SourceMetrics.databricksNames.map { case (theirs, mine) => theirs -> ours(mine) } ++ Map(
       "numTotalShards" -> (open + closed).toString,
       "numStreams" -> streams.toString,
@@ -83,16 +84,9 @@ private[sparkkinesis] final class SourceMetrics {
 
 private[sparkkinesis] object SourceMetrics {
 
-  /** The counts that are running totals over the query's life, summed over shards. */
-  final case class Totals(
-      getRecordsCalls: Long = 0L,
-      throttled: Long = 0L,
-      dataLoss: Long = 0L,
-      subscriptionsRenewed: Long = 0L,
-      subscriptionsFailed: Long = 0L) {
-    def +(r: ShardReport): Totals = Totals(getRecordsCalls + r.getRecordsCalls, throttled + r.throttled,
-      dataLoss + r.dataLoss, subscriptionsRenewed + r.subscriptionsRenewed, subscriptionsFailed + r.subscriptionsFailed)
-  }
+  /** A report's counts, which are running totals over its shard's reading. */
+  def countsOf(r: ShardReport): FetchCounts =
+    FetchCounts(r.getRecordsCalls, r.throttled, r.dataLoss, r.subscriptionsRenewed, r.subscriptionsFailed)
 
   /**
    * Databricks' metric names for what this connector reports under its own (avg/max/minMsBehindLatest are the

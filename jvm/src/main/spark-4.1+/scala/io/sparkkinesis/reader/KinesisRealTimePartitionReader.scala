@@ -12,7 +12,14 @@ import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.Record
 import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
 import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.errors.KinesisException
-import io.sparkkinesis.fetching.{BufferedRecord, FetcherPool, PollingShardFetcher, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.fetching.{
+  BufferedRecord,
+  FetchCounts,
+  FetcherPool,
+  PollingShardFetcher,
+  ShardFetcher,
+  ShardFetchers
+}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.ShardReport
 
@@ -118,9 +125,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     var records = 0L
     var bytes = 0L
 
-    /** Counts of the fetchers closed so far: (calls, throttled, data loss, renewals, subscribe failures). */
-    private var closedCounts = Seq(0L, 0L, 0L, 0L, 0L)
-    private def counts(f: ShardFetcher) = Seq(f.calls, f.throttled, f.dataLoss, f.renewals, f.subscribeFailures)
+    /** Counts of the fetchers closed so far. */
+    private var closedCounts = FetchCounts.Zero
     def done: Boolean = position == ShardPosition.Ended
     def readable: Boolean = !done && !lastPage
 
@@ -134,7 +140,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
         fetcher = Some(pooled.fetcher)
         page = pooled.leftover.iterator
         // Its counts so far belong to earlier batches.
-        closedCounts = counts(pooled.fetcher).map(-_)
+        closedCounts = FetchCounts.Zero - FetchCounts.of(pooled.fetcher)
       }
     }
 
@@ -148,18 +154,17 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
     def closeFetcher(): Unit = {
       fetcher.foreach { f =>
-        closedCounts = closedCounts.zip(counts(f)).map { case (a, b) => a + b }
+        closedCounts = closedCounts + FetchCounts.of(f)
         f.close()
       }
       fetcher = None
     }
 
     def report: ShardReport = {
-      val Seq(calls, throttled, dataLoss, renewals, failed) =
-        fetcher.fold(closedCounts)(f => closedCounts.zip(counts(f)).map { case (a, b) => a + b })
+      val c = fetcher.fold(closedCounts)(f => closedCounts + FetchCounts.of(f))
       ShardReport(key, position, records, bytes, 0L, 0L, millisBehindLatest, millisBehindLatest.contains(0L), done,
-        pastCutoff = false, 0L, calls, throttled, dataLoss, location = location, subscriptionsRenewed = renewals,
-        subscriptionsFailed = failed)
+        pastCutoff = false, 0L, c.calls, c.throttled, c.dataLoss, location = location, subscriptionsRenewed = c.renewed,
+        subscriptionsFailed = c.failed)
     }
   }
 
