@@ -45,6 +45,19 @@ class PackageDependencySuite extends AnyFunSuite {
     assert(unplaced.isEmpty, s"packages with no place in PackageDependencySuite's layering: $unplaced")
   }
 
+  test("every package says in its README.md what it owns and what it may import") {
+    val common = sourceRoots.filter(_.toString.contains("main/scala/io")).head
+    val folders = sources.filter(_._1 == common).map(_._2.getParent).distinct
+    val missing = folders.filterNot { d =>
+      val readme = d.resolve("README.md")
+      Files.isRegularFile(readme) && {
+        val text = new String(Files.readAllBytes(readme), StandardCharsets.UTF_8)
+        text.contains("May import") || text.contains("Imports no package")
+      }
+    }
+    assert(missing.isEmpty, s"packages without a README.md that says what they may import: $missing")
+  }
+
   test("no file refers to a package above or beside its own") {
     val violations = sources.flatMap { case (root, f) =>
       val text = new String(Files.readAllBytes(f), StandardCharsets.UTF_8)

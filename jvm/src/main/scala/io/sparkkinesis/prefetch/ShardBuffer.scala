@@ -3,7 +3,7 @@ package io.sparkkinesis.prefetch
 import scala.collection.mutable
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
-import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, Pacing, ShardFetcher, ShardFetchers}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.compat.ArrayDeque
 
@@ -131,10 +131,8 @@ private[sparkkinesis] final class ShardBuffer(
   def buffered: Int = synchronized(records.size)
 
   /**
-   * One GetRecords call after the last buffered record. Returns whether the page was full (more is waiting).
-   * Pacing: the next call is due `minFetchPeriod` later, `idleFetchPeriod` after an empty answer at the tip
-   * (polling; a fan-out fetcher's empty answer cost no call and is followed after `minFetchPeriod`),
-   * and later still if `maxFetchRate` bytes per second would otherwise be passed.
+   * One GetRecords call after the last buffered record. Returns whether the page was full (more is waiting). The
+   * next call is due as [[Pacing]] says.
    */
   def fill(now: Long, patient: Boolean = true): Boolean = {
     // The call itself runs without the buffer's lock: batch tasks copy their ranges meanwhile, and a call that
@@ -179,12 +177,8 @@ private[sparkkinesis] final class ShardBuffer(
         behind = Some(page.millisBehindLatest)
         val full = page.records.size >= fetch.maxRecordsPerCall
         caughtUp = page.millisBehindLatest == 0 && !full
-        val rateWait = if (fetch.maxBytesPerSecond > 0) pageBytes * 1000 / fetch.maxBytesPerSecond else 0L
-        // An empty answer of a pushed (fan-out) fetcher cost no call: look again soon, records come when they come.
-        val pause =
-          if (page.records.isEmpty && page.millisBehindLatest == 0 && !reader.pushed) fetch.idlePeriodMillis
-          else fetch.minPeriodMillis
-        nextDue = now + math.max(pause, rateWait)
+        nextDue = now + Pacing.pauseMillis(fetch, pageBytes,
+          emptyAtTip = page.records.isEmpty && page.millisBehindLatest == 0, reader.pushed, realTime = false)
         full && !page.shardEnded
       }
     } finally synchronized {

@@ -16,6 +16,7 @@ import io.sparkkinesis.fetching.{
   BufferedRecord,
   FetchCounts,
   FetcherPool,
+  Pacing,
   PollingShardFetcher,
   ShardFetcher,
   ShardFetchers
@@ -271,11 +272,9 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
         ShardPosition.includes(from, r.position))
       s.lastPage = fetched.shardEnded
       s.millisBehindLatest = Some(fetched.millisBehindLatest)
-      // At most `maxFetchRate` bytes per second from a shard: a large page holds the next look back. A pushed
-      // fetcher is looked at again when its records come (its readyAt); GetRecords every `minFetchPeriod`.
+      // A pushed fetcher is looked at again when its records come (its readyAt); GetRecords every `minFetchPeriod`.
       val pageBytes = fetched.records.iterator.map(_.data().asByteArrayUnsafe().length.toLong).sum
-      val rateWait = if (p.fetch.maxBytesPerSecond > 0) pageBytes * 1000 / p.fetch.maxBytesPerSecond else 0L
-      s.dueAt = now + math.max(rateWait, if (fetcher.pushed) 0L else p.fetch.minPeriodMillis)
+      s.dueAt = now + Pacing.pauseMillis(p.fetch, pageBytes, emptyAtTip = false, fetcher.pushed, realTime = true)
     } catch {
       case e: KinesisException if !fetcher.broken && refused(e).isDefined =>
         // Throws once the policy gives up (or at once for what it does not retry).
