@@ -25,8 +25,14 @@ private[sparkkinesis] object RealTimeMode {
   def stream(options: SourceOptions, checkpointLocation: String): MicroBatchStream =
     if (!available) new KinesisMicroBatchStream(options, checkpointLocation)
     else
-      Class.forName(OwnStream).getConstructor(classOf[SourceOptions], classOf[String])
-        .newInstance(options, checkpointLocation).asInstanceOf[MicroBatchStream]
+      try
+        Class.forName(OwnStream).getConstructor(classOf[SourceOptions], classOf[String])
+          .newInstance(options, checkpointLocation).asInstanceOf[MicroBatchStream]
+      catch {
+        // What the stream's first step threw (a fan-out consumer that cannot be had), as it threw it: the query's
+        // error must name it, not the reflective call.
+        case e: java.lang.reflect.InvocationTargetException if e.getCause != null => throw e.getCause
+      }
 
   /**
    * Refuses the options a real-time batch cannot honour: it has no planned end, so no per-trigger budget applies
