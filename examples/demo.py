@@ -7,7 +7,7 @@
 4. Halfway through, one shard is split: the query carries on, reading the parent to its end, then the children.
 5. At the end the query's totals are compared with what was written: every order counted exactly once.
 
-Run it through `make demo`, which builds and installs the wheel first.
+Run it through `make demo`, which builds the Spark 4 jar and runs this with the package from the source tree.
 """
 
 from __future__ import annotations
