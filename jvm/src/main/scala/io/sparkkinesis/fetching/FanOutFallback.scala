@@ -5,18 +5,15 @@ import io.sparkkinesis.offsets.StartPosition
 /**
  * GetRecords in place of a fan-out subscription that cannot be had (from a failed attempt until the next event), so
  * that a shard is never stuck waiting for one: the fetcher `open` builds, from the last record handed out, kept
- * until an event comes and let go then. Its calls, throttles and losses count in the fan-out fetcher's totals. Not
+ * until an event comes and let go then. What its calls cost counts in the fan-out fetcher's totals. Not
  * thread-safe, except [[read]], which the fan-out fetcher calls outside its lock.
  */
 private[fetching] final class FanOutFallback(open: StartPosition => ShardFetcher) {
   private var polling: Option[ShardFetcher] = None
-  private var callsMade = 0L
-  private var throttledCalls = 0L
-  private var losses = 0L
+  private var spent = FetchCounts.Zero
 
-  def calls: Long = callsMade
-  def throttled: Long = throttledCalls
-  def dataLoss: Long = losses
+  /** The calls, throttles and losses of every GetRecords fetcher used so far. */
+  def counts: FetchCounts = spent
 
   /** The GetRecords fetcher, opened `from` the first time it is asked for; whether it was opened now. */
   def fetcher(from: => StartPosition): (ShardFetcher, Boolean) = polling match {
@@ -30,18 +27,14 @@ private[fetching] final class FanOutFallback(open: StartPosition => ShardFetcher
   /** When the fetcher in use may next return records (see [[ShardFetcher.readyAt]]); none in use: now. */
   def readyAt: Long = polling.fold(Long.MinValue)(_.readyAt)
 
-  /** A page of `p` and what the call cost: (the page, calls, throttled, losses) to add under the caller's lock. */
-  def read(p: ShardFetcher, patient: Boolean): (FetchedPage, Long, Long, Long) = {
-    val (calls0, throttled0, loss0) = (p.calls, p.throttled, p.dataLoss)
+  /** A page of `p`, and what the call cost, to [[count]] under the caller's lock. */
+  def read(p: ShardFetcher, patient: Boolean): (FetchedPage, FetchCounts) = {
+    val before = FetchCounts.of(p)
     val page = p.fetch(patient)
-    (page, p.calls - calls0, p.throttled - throttled0, p.dataLoss - loss0)
+    (page, FetchCounts.of(p) - before)
   }
 
-  def count(calls: Long, throttled: Long, dataLoss: Long): Unit = {
-    callsMade += calls
-    throttledCalls += throttled
-    losses += dataLoss
-  }
+  def count(cost: FetchCounts): Unit = spent += cost
 
   /** An event came: the subscription serves again, and the next failure opens a new fetcher from where it stands. */
   def release(): Unit = polling = None

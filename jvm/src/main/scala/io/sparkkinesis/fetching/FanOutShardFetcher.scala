@@ -63,9 +63,10 @@ private[sparkkinesis] final class FanOutShardFetcher(
         catch { case NonFatal(e) => logWarning(s"Fan-out upkeep of shard $shardId failed: $e") },
       FanOutShardFetcher.TickMillis, FanOutShardFetcher.TickMillis, TimeUnit.MILLISECONDS))
 
-  override def calls: Long = synchronized(subs.subscriptionsOpened + polling.fold(0L)(_.calls))
-  override def throttled: Long = synchronized(subs.throttled + polling.fold(0L)(_.throttled))
-  override def dataLoss: Long = synchronized(subs.dataLoss + polling.fold(0L)(_.dataLoss))
+  override def calls: Long = synchronized(subs.subscriptionsOpened + polled.calls)
+  override def throttled: Long = synchronized(subs.throttled + polled.throttled)
+  override def dataLoss: Long = synchronized(subs.dataLoss + polled.dataLoss)
+  private def polled: FetchCounts = polling.fold(FetchCounts.Zero)(_.counts)
   override def renewals: Long = synchronized(subs.renewed)
   override def subscribeFailures: Long = synchronized(subs.failed)
   override def shardEnded: Boolean = synchronized(events.shardEnded)
@@ -113,9 +114,9 @@ private[sparkkinesis] final class FanOutShardFetcher(
       }
     }
     poller.map { case (f, p) =>
-      val (page, calls, throttled, loss) = f.read(p, patient)
+      val (page, cost) = f.read(p, patient)
       synchronized {
-        f.count(calls, throttled, loss)
+        f.count(cost)
         val (last, handed) = events.polled(page)
         last.foreach(subs.resumeAfter)
         handed
