@@ -1,7 +1,7 @@
 package io.sparkkinesis.source
 
 import org.apache.spark.sql.connector.metric.CustomMetric
-import org.apache.spark.sql.connector.read.{Batch, Scan}
+import org.apache.spark.sql.connector.read.{Batch, Scan, ScanBuilder}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.types.StructType
 
@@ -10,8 +10,13 @@ import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.StartPosition
 import io.sparkkinesis.reader.KinesisSchema
 
-/** The read of one query: a batch scan now, and the streaming scan of later versions. */
-private[sparkkinesis] final class KinesisScan(options: SourceOptions) extends Scan {
+/**
+ * The read of one query, from its options checked and typed: a batch, or a stream. It is its own builder, since a
+ * Kinesis read has nothing to push down.
+ */
+private[sparkkinesis] final class KinesisScan(options: SourceOptions) extends ScanBuilder with Scan {
+  override def build(): Scan = this
+
   override def readSchema(): StructType = KinesisSchema.schema
 
   override def description(): String =
@@ -26,7 +31,7 @@ private[sparkkinesis] final class KinesisScan(options: SourceOptions) extends Sc
   }
 
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
-    RealTimeMode.stream(options, checkpointLocation)
+    StreamChoice.open(options, checkpointLocation)
 
   override def supportedCustomMetrics(): Array[CustomMetric] = Array.empty
 }
