@@ -15,7 +15,7 @@ import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.sink.{KinesisWriteBuilder, StreamingSinkProgress}
 import io.sparkkinesis.reader.KinesisSchema
-import io.sparkkinesis.source.{KinesisScanBuilder, ParsedRead, SourceOptions}
+import io.sparkkinesis.source.{KinesisScan, ParsedRead, SourceOptions}
 
 /**
  * One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). As a
@@ -45,7 +45,7 @@ private[sparkkinesis] final class KinesisTable(
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     if (tableSchema != KinesisSchema.schema) throw KinesisErrors.userSchemaNotAllowed()
-    new KinesisScanBuilder(parsed.flatMap(_.of(options)).getOrElse(SourceOptions.parse(options, dialect)))
+    new KinesisScan(parsed.flatMap(_.of(options)).getOrElse(SourceOptions.parse(options, dialect)))
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
