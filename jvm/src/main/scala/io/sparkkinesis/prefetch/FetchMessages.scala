@@ -1,7 +1,7 @@
 package io.sparkkinesis.prefetch
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
-import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.fetching.{FetchSettings, ShardReading}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition}
 
 /**
@@ -30,28 +30,26 @@ private[sparkkinesis] final case class FetchTaskSpec(
     retired: Seq[String] = Nil)
 
 /**
- * What an executor reports for one shard after a prefetch round: where the next batch may end (`end`, within the
- * budget), how much that covers, what is buffered beyond it, and the shard's read state. `shardEnded`: the shard
- * is closed and its last record has been read; `end` becomes `Ended` in the round after every record is planned.
- * `first`: the first record the cut covers (pinned in the offset when the shard's range starts at trim horizon).
- * `subscriptionsRenewed` and `subscriptionsFailed`: over the buffer's life, with enhanced fan-out (else 0).
+ * What an executor answers for one shard after a prefetch round: where the next batch may end (`end`, within the
+ * budget) and how much that covers, and the shard's read state. `shardEnded`: the shard is closed and its last record
+ * has been read; `end` becomes `Ended` in the round after every record is planned. `first`: the first record the cut
+ * covers (pinned in the offset when the shard's range starts at trim horizon). `reading`: what the buffer showed of
+ * the shard, among it what it holds beyond the cut, and where it is.
  */
-private[sparkkinesis] final case class ShardReport(
-    key: ShardKey,
+private[sparkkinesis] final case class ShardCut(
     end: ShardPosition,
     records: Long,
     bytes: Long,
-    bufferedRecords: Long,
-    bufferedBytes: Long,
-    millisBehindLatest: Option[Long],
     caughtUp: Boolean,
     shardEnded: Boolean,
     pastCutoff: Boolean,
     nextDueMillis: Long,
-    getRecordsCalls: Long,
-    throttled: Long,
-    dataLoss: Long,
-    location: String,
-    first: Option[RecordPosition] = None,
-    subscriptionsRenewed: Long = 0L,
-    subscriptionsFailed: Long = 0L)
+    reading: ShardReading,
+    first: Option[RecordPosition] = None) {
+  def key: ShardKey = reading.key
+  def location: String = reading.location
+
+  /** Records and bytes buffered beyond the cut. */
+  def bufferedRecords: Long = reading.bufferedRecords
+  def bufferedBytes: Long = reading.bufferedBytes
+}

@@ -12,13 +12,13 @@ private[prefetch] final case class FetchPartition(index: Int, spec: FetchTaskSpe
  * (which made a round's cost grow with the square of the shards: at 10,000 shards each task deserialized 1.4 MiB).
  */
 private[sparkkinesis] final class FetchRDD(sc: SparkContext, @transient private val specs: Seq[FetchTaskSpec])
-  extends RDD[ShardReport](sc, Nil) {
+  extends RDD[ShardCut](sc, Nil) {
   override protected def getPartitions: Array[Partition] =
     specs.zipWithIndex.map { case (s, i) => FetchPartition(i, s): Partition }.toArray
 
   override protected def getPreferredLocations(split: Partition): Seq[String] =
     split.asInstanceOf[FetchPartition].spec.location.toSeq
 
-  override def compute(split: Partition, context: TaskContext): Iterator[ShardReport] =
+  override def compute(split: Partition, context: TaskContext): Iterator[ShardCut] =
     Prefetcher.run(split.asInstanceOf[FetchPartition].spec, readAhead = context.attemptNumber() == 0).iterator
 }

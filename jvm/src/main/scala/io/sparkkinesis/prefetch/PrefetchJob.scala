@@ -9,7 +9,7 @@ import io.sparkkinesis.compat.SparkShim
 
 /** Runs one prefetch round on the executors and returns what they report. A function so tests can play it. */
 private[sparkkinesis] trait PrefetchJob {
-  def run(tasks: Seq[FetchTaskSpec]): Seq[ShardReport]
+  def run(tasks: Seq[FetchTaskSpec]): Seq[ShardCut]
 
   /**
    * Frees a stopped query's buffers: retires it (every later round of the application drops its buffers wherever
@@ -26,10 +26,10 @@ private[sparkkinesis] trait PrefetchJob {
  * thread, so stopping the query cancels it with the query's job group.
  */
 private[sparkkinesis] object SparkPrefetchJob extends PrefetchJob with Logging {
-  override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardReport] = {
+  override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardCut] = {
     val sc = SparkSession.active.sparkContext
     val specs = tasks.map(_.copy(retired = RetiredSources.recent))
-    sc.runJob(new FetchRDD(sc, specs), (it: Iterator[ShardReport]) => it.toArray).toSeq.flatten
+    sc.runJob(new FetchRDD(sc, specs), (it: Iterator[ShardCut]) => it.toArray).toSeq.flatten
   }
 
   /**

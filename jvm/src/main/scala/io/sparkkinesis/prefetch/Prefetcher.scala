@@ -16,7 +16,7 @@ private[sparkkinesis] object Prefetcher {
    * speculative attempt (perhaps on another executor) reads what its round needs and no more, so a shard is never
    * read ahead twice.
    */
-  def run(spec: FetchTaskSpec, readAhead: Boolean = true): Seq[ShardReport] = {
+  def run(spec: FetchTaskSpec, readAhead: Boolean = true): Seq[ShardCut] = {
     PrefetchBuffers.dropSources(spec.retired)
     PrefetchBuffers.evictIdle()
     val location = SparkShim.executorLocation()

@@ -3,7 +3,8 @@ package io.sparkkinesis.prefetch
 import scala.collection.mutable
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
-import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, Pacing, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.fetching.{BufferedRecord, FetchCounts, FetchSettings, Pacing, ShardFetcher, ShardFetchers}
+import io.sparkkinesis.fetching.ShardReading
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.compat.ArrayDeque
 
@@ -48,20 +49,16 @@ private[sparkkinesis] final class ShardBuffer(
     }
   }
 
-  // Counters of fetchers this buffer let go, so the buffer's totals do not go back (data loss: `dataLoss` below).
-  private var retiredRenewals = 0L
-  private var retiredFailures = 0L
-  private var retiredCalls = 0L
-  private var retiredThrottled = 0L
+  // The counts of fetchers this buffer let go, so that the buffer's totals do not go back.
+  private var retired = FetchCounts.Zero
 
   private def retire(f: ShardFetcher): Unit = {
-    retiredRenewals += f.renewals
-    retiredFailures += f.subscribeFailures
-    retiredCalls += f.calls
-    retiredThrottled += f.throttled
-    dataLoss += f.dataLoss
+    retired += FetchCounts.of(f)
     f.close()
   }
+
+  /** What reading the shard cost and met over the buffer's life (see [[FetchCounts]]). */
+  def counts: FetchCounts = synchronized(if (fetcher == null) retired else retired + FetchCounts.of(fetcher))
 
   /**
    * Set when the driver's listing shows the shard closed: from the next read on, the shard is read to its end by
@@ -77,13 +74,6 @@ private[sparkkinesis] final class ShardBuffer(
   /** Whether the buffer reads its shard by enhanced fan-out (its settings carry the stream's consumer). */
   def readsByFanOut: Boolean = fetch.consumers.contains(stream.name)
 
-  /** Subscriptions renewed and failed (enhanced fan-out) over the buffer's life. */
-  def renewals: Long = synchronized(retiredRenewals + (if (fetcher == null) 0L else fetcher.renewals))
-  def subscribeFailures: Long = synchronized(retiredFailures + (if (fetcher == null) 0L else fetcher.subscribeFailures))
-
-  /** Trimmed-away positions this buffer has skipped (failOnDataLoss=false), over the buffer's life. */
-  private var dataLoss = 0L
-
   /** Whether a GetRecords call is in flight for this buffer (at most one is: others wait for it). */
   private var fetching = false
 
@@ -97,8 +87,6 @@ private[sparkkinesis] final class ShardBuffer(
 
   /** Whether the buffer holds records or its shard is behind its tip: it takes a share of `fetchBufferSize`. */
   def needsRoom: Boolean = bytesHeld > 0 || !caughtUp
-  def calls: Long = synchronized(retiredCalls + (if (fetcher == null) 0L else fetcher.calls))
-  def throttled: Long = synchronized(retiredThrottled + (if (fetcher == null) 0L else fetcher.throttled))
 
   private def lastPosition: ShardPosition = records.lastOption.map(r => ShardPosition.After(r.position)).getOrElse(base)
 
@@ -234,7 +222,7 @@ private[sparkkinesis] final class ShardBuffer(
       maxRecords: Long,
       maxBytes: Long,
       cutoffMillis: Option[Long],
-      location: String): ShardReport = synchronized {
+      location: String): ShardCut = synchronized {
     val aligned = base == from
     var n = 0L
     var size = 0L
@@ -250,10 +238,9 @@ private[sparkkinesis] final class ShardBuffer(
     }
     if (aligned && n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
     val (beyond, beyondBytes) = if (aligned) (records.size - n, payloadHeld - size) else (0L, 0L)
-    ShardReport(key, end, n, size, beyond, beyondBytes, behind, aligned && caughtUp && n == records.size,
-      fetcher != null && fetcher.shardEnded, pastCutoff, nextDue, calls, throttled,
-      dataLoss + (if (fetcher == null) 0L else fetcher.dataLoss), location,
-      if (n > 0) records.headOption.map(_.position) else None, renewals, subscribeFailures)
+    ShardCut(end, n, size, aligned && caughtUp && n == records.size, fetcher != null && fetcher.shardEnded, pastCutoff,
+      nextDue, ShardReading(key, behind, counts, location, beyond, beyondBytes),
+      if (n > 0) records.headOption.map(_.position) else None)
   }
 
   /** A copy of the records in (from, to], if the buffer holds all of them. */

@@ -1,7 +1,7 @@
 package io.sparkkinesis.source
 
 import io.sparkkinesis.offsets.ShardPosition
-import io.sparkkinesis.prefetch.ShardReport
+import io.sparkkinesis.prefetch.ShardCut
 
 /**
  * Trigger.AvailableNow: the query reads what had arrived by `millis` (when Spark prepared the trigger), then stops.
@@ -16,7 +16,7 @@ private[sparkkinesis] final case class AvailableNowCutoff(millis: Long) {
    * buffered. A closed shard (`closed`: so listed, or its reader met its end) is not finished until its end is
    * planned as `Ended`: that is what makes its children readable, and they may hold records from before the cutoff.
    */
-  def finished(planned: ShardPosition, report: Option[ShardReport], closed: Boolean): Boolean =
+  def finished(planned: ShardPosition, report: Option[ShardCut], closed: Boolean): Boolean =
     report.exists { r =>
       r.end == planned && (r.pastCutoff || (r.caughtUp && r.bufferedRecords == 0 && !closed && !r.shardEnded))
     }

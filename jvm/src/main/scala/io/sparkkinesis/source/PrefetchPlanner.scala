@@ -2,7 +2,7 @@ package io.sparkkinesis.source
 
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardFetchRequest, ShardReport}
+import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardCut, ShardFetchRequest}
 import io.sparkkinesis.compat.ScalaCompat._
 
 /**
@@ -18,7 +18,7 @@ private[sparkkinesis] final class PrefetchPlanner(
     slots: () => Int = () => Int.MaxValue) {
   // How executors read: the options' settings, with the query's fan-out consumers (the stream acquired them).
   private val fetch = Option(readSettings).getOrElse(options.fetch)
-  private var reports = Map.empty[ShardKey, ShardReport]
+  private var reports = Map.empty[ShardKey, ShardCut]
 
   /** Rounds planned so far; rotates which shards get the remainder of a budget. */
   private var rounds = 0L
@@ -63,12 +63,11 @@ private[sparkkinesis] final class PrefetchPlanner(
    */
   def unfinished(offset: KinesisSourceOffset, readable: Seq[ShardKey]): Seq[String] = cutoff.toSeq.flatMap { c =>
     readable.filterNot(k => c.finished(offset.shards(k), reports.get(k), isClosed(k))).map { k =>
-      val state = reports.get(k).fold("no report yet") { r =>
-        s"${r.getRecordsCalls} calls, ${r.throttled} throttled, " +
+      val state = reports.get(k).fold("no report yet") { cut =>
+        val (r, c) = (cut.reading, cut.reading.counts)
+        s"${c.calls} calls, ${c.throttled} throttled, " +
           r.millisBehindLatest.fold("lag unknown")(ms => s"$ms ms behind") +
-          (if (r.subscriptionsRenewed + r.subscriptionsFailed > 0)
-             s", subscriptions renewed ${r.subscriptionsRenewed}, failed ${r.subscriptionsFailed}"
-           else "")
+          (if (c.renewed + c.failed > 0) s", subscriptions renewed ${c.renewed}, failed ${c.failed}" else "")
       }
       s"shard ${k.shardId} of stream '${k.stream}' (read ${ShardPosition.describe(offset.shards(k))}" +
         s"${if (isClosed(k)) ", closed" else ""}; $state)"
@@ -119,7 +118,7 @@ private[sparkkinesis] final class PrefetchPlanner(
    */
   def topUp(
       from: KinesisSourceOffset,
-      fresh: Seq[ShardReport],
+      fresh: Seq[ShardCut],
       maxRecords: Option[Long],
       maxBytes: Option[Long]): Option[Seq[FetchTaskSpec]] = {
     val leftRecords = maxRecords.map(_ - fresh.map(_.records).sum)
@@ -176,7 +175,7 @@ private[sparkkinesis] final class PrefetchPlanner(
   def emptyToEnd(key: ShardKey, from: ShardPosition): Boolean = endedEmpty.get(key).contains(from)
 
   /** Takes a round's reports in; returns `from` with every shard's end moved to where its report says. */
-  def absorb(from: KinesisSourceOffset, fresh: Seq[ShardReport]): KinesisSourceOffset = {
+  def absorb(from: KinesisSourceOffset, fresh: Seq[ShardCut]): KinesisSourceOffset = {
     fresh.foreach(r => reports = reports.updated(r.key, r))
     fresh.filter(r => r.end == ShardPosition.Ended && r.records == 0).foreach { r =>
       endedEmpty = endedEmpty.updated(r.key, from.shards(r.key))

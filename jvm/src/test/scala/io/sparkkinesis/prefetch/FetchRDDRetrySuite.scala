@@ -60,7 +60,7 @@ class FetchRDDRetrySuite extends AnyFunSuite with LocalKinesisServers with Share
         }
         round.iterator
       }
-      val reports = sc.runJob(failingFirst, (it: Iterator[ShardReport]) => it.toArray).toSeq.flatten
+      val reports = sc.runJob(failingFirst, (it: Iterator[ShardCut]) => it.toArray).toSeq.flatten
 
       assert(attempts.asScala.toSeq == Seq(0, 1), "the round ran twice: the first attempt and one retry")
       val buffer = PrefetchBuffers.get(sourceId, key).get

@@ -13,7 +13,7 @@ import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.{FetchTaskSpec, PrefetchJob, ShardReport, SparkPrefetchJob}
+import io.sparkkinesis.prefetch.{FetchTaskSpec, PrefetchJob, ShardCut, SparkPrefetchJob}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
@@ -252,7 +252,7 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     val jobs = new AtomicInteger()
     val visited = new ConcurrentLinkedQueue[Seq[ShardKey]]() // the shards of each round, in order
     val counting = new PrefetchJob {
-      override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardReport] = {
+      override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardCut] = {
         jobs.incrementAndGet()
         visited.add(tasks.flatMap(_.shards.map(_.key)))
         SparkPrefetchJob.run(tasks)

@@ -5,7 +5,8 @@ import io.sparkkinesis.compat.CollectionConverters._
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.prefetch.ShardReport
+import io.sparkkinesis.fetching.{FetchCounts, ShardReading}
+import io.sparkkinesis.prefetch.ShardCut
 
 /** Driver-side planning of prefetch rounds, without Spark or a server: budgets, due shards, tasks, AvailableNow. */
 class PrefetchPlannerSuite extends AnyFunSuite {
@@ -28,10 +29,9 @@ class PrefetchPlannerSuite extends AnyFunSuite {
       location: String = "executor_h_1",
       bytes: Long = 0L,
       ended: Boolean = false) =
-    ShardReport(k, end, records = 0L, bytes = bytes, bufferedRecords = buffered, bufferedBytes = 0L,
-      millisBehindLatest = None, caughtUp = caughtUp, shardEnded = ended, pastCutoff = pastCutoff,
+    ShardCut(end, records = 0L, bytes = bytes, caughtUp = caughtUp, shardEnded = ended, pastCutoff = pastCutoff,
       nextDueMillis = nextDue,
-      getRecordsCalls = 0L, throttled = 0L, dataLoss = 0L, location = location)
+      reading = ShardReading(k, None, FetchCounts.Zero, location, bufferedRecords = buffered))
 
   test("a budget is shared so that the parts add up to it exactly, the remainder rotating from round to round") {
     for (total <- Seq(0L, 1L, 7L, 10L, 1000L); n <- 1 to 7; round <- 0L to 8L)
@@ -203,9 +203,10 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     val keys = (0 until 20).map(key)
     val from = offset(keys.map(k => k -> notStarted): _*)
     // First round of a backlog: equal shares of 500; shard 0 took 500 and has 9,500 more buffered.
-    val fresh = ShardReport(key(0), after(500), records = 500L, bytes = 5000L, bufferedRecords = 9500L,
-      bufferedBytes = 95000L, millisBehindLatest = None, caughtUp = false, shardEnded = false, pastCutoff = false,
-      nextDueMillis = 0L, getRecordsCalls = 1L, throttled = 0L, dataLoss = 0L, location = "executor_h_1") +:
+    val fresh = ShardCut(after(500), records = 500L, bytes = 5000L, caughtUp = false, shardEnded = false,
+      pastCutoff = false, nextDueMillis = 0L,
+      reading = ShardReading(key(0), None, FetchCounts(calls = 1L),
+        "executor_h_1", bufferedRecords = 9500L, bufferedBytes = 95000L)) +:
       keys.tail.map(k => report(k, notStarted, caughtUp = true))
     val tasks = planner.topUp(from, fresh, Some(10000L), None).getOrElse(fail("no top-up"))
     val requests = tasks.flatMap(_.shards)

@@ -3,7 +3,7 @@ package io.sparkkinesis.source
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.ShardReport
+import io.sparkkinesis.fetching.{FetchCounts, ShardReading}
 
 /**
  * The source's metrics speak of the shards being read: lag never comes from a shard read to its end or one that left
@@ -14,9 +14,8 @@ class SourceMetricsSuite extends AnyFunSuite {
   private def after(seq: Long): ShardPosition = ShardPosition.After(RecordPosition(seq.toString, 0L, true))
 
   private def report(k: ShardKey, lagMillis: Long, calls: Long) =
-    ShardReport(k, after(1), records = 0L, bytes = 0L, bufferedRecords = 0L, bufferedBytes = 0L,
-      millisBehindLatest = Some(lagMillis), caughtUp = true, shardEnded = false, pastCutoff = false,
-      nextDueMillis = 0L, getRecordsCalls = calls, throttled = 1L, dataLoss = 0L, location = "executor_h_1")
+    ShardReading(k, millisBehindLatest = Some(lagMillis), FetchCounts(calls = calls, throttled = 1L),
+      location = "executor_h_1")
 
   test("lag covers only the shards the offset reads: not one read to its end, nor one that left the offset") {
     val metrics = new SourceMetrics

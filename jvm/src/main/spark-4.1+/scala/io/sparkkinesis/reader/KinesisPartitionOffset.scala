@@ -3,7 +3,7 @@ package io.sparkkinesis.reader
 import org.apache.spark.sql.connector.read.streaming.PartitionOffset
 
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.ShardReport
+import io.sparkkinesis.fetching.ShardReading
 
 /**
  * How far one long-running task of a real-time mode batch read its shards: the position of each, after the last
@@ -14,5 +14,5 @@ import io.sparkkinesis.prefetch.ShardReport
  */
 private[sparkkinesis] final case class KinesisPartitionOffset(
     positions: Map[ShardKey, ShardPosition],
-    reports: Seq[ShardReport] = Nil,
+    reports: Seq[ShardReading] = Nil,
     late: Boolean = false) extends PartitionOffset

@@ -19,10 +19,10 @@ import io.sparkkinesis.fetching.{
   Pacing,
   PollingShardFetcher,
   ShardFetcher,
-  ShardFetchers
+  ShardFetchers,
+  ShardReading
 }
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.prefetch.ShardReport
 
 /**
  * Executor side of one long-running real-time mode task: reads its shards from where the batch starts until Spark's
@@ -47,8 +47,8 @@ import io.sparkkinesis.prefetch.ShardReport
  *
  * [[getOffset]] is the position of each shard after the last record handed on, which is where the next batch, or a
  * restart from the checkpoint, continues. Records read but not handed on before the deadline are read again then.
- * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest, the records
- * handed on and the calls made in this batch, and where the task ran (so the next batch's task of each shard runs
+ * With it go the task's reports of its shards for the source's metrics: the last MillisBehindLatest and the calls
+ * made in this batch ([[ShardReading]]), and where the task ran (so the next batch's task of each shard runs
  * there too, where its fetcher is pooled). A task that got its slot only after the batch's end is asked for its
  * offset without ever being asked for a record: it says so (`late`), for the driver to plan fewer tasks.
  *
@@ -123,8 +123,6 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     /** Not looked at before: the shard's rate, or its backoff after a failure. */
     var dueAt = 0L
     var millisBehindLatest: Option[Long] = None
-    var records = 0L
-    var bytes = 0L
 
     /** Counts of the fetchers closed so far. */
     private var closedCounts = FetchCounts.Zero
@@ -161,12 +159,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       fetcher = None
     }
 
-    def report: ShardReport = {
-      val c = fetcher.fold(closedCounts)(f => closedCounts + FetchCounts.of(f))
-      ShardReport(key, position, records, bytes, 0L, 0L, millisBehindLatest, millisBehindLatest.contains(0L), done,
-        pastCutoff = false, 0L, c.calls, c.throttled, c.dataLoss, location = location, subscriptionsRenewed = c.renewed,
-        subscriptionsFailed = c.failed)
-    }
+    def report: ShardReading =
+      ShardReading(key, millisBehindLatest, fetcher.fold(closedCounts)(f => closedCounts + FetchCounts.of(f)), location)
   }
 
   private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
@@ -217,8 +211,6 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       if (s.page.hasNext) {
         val r = s.page.next()
         s.position = ShardPosition.After(r.position)
-        s.records += 1
-        s.bytes += r.size
         current = s.converter.toRow(r)
         turn = (index + 1) % shards.size
         return Some(r)

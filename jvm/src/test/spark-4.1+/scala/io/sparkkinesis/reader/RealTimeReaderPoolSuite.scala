@@ -69,7 +69,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
     }
 
     def position: ShardPosition = reader.getOffset.asInstanceOf[KinesisPartitionOffset].positions(key)
-    def calls: Long = reader.getOffset.asInstanceOf[KinesisPartitionOffset].reports.head.getRecordsCalls
+    def calls: Long = reader.getOffset.asInstanceOf[KinesisPartitionOffset].reports.head.counts.calls
   }
 
   test("a batch ending mid-page gives the fetcher back with the page's rest; the next batch reads on, opening none") {

@@ -1,0 +1,18 @@
+package io.sparkkinesis.fetching
+
+import io.sparkkinesis.offsets.ShardKey
+
+/**
+ * What reading one shard showed, for the source's metrics: how far behind the stream's tip its last read was, what
+ * the reading cost and met (`counts`: running totals for a prefetch buffer; a real-time task's cover its batch and
+ * are added up on the driver), the records and bytes held in memory for later batches (none in real-time mode), and
+ * the executor that read it. Prefetch rounds report it within each shard's cut (`prefetch.ShardCut`); real-time
+ * tasks report it alone.
+ */
+private[sparkkinesis] final case class ShardReading(
+    key: ShardKey,
+    millisBehindLatest: Option[Long],
+    counts: FetchCounts,
+    location: String,
+    bufferedRecords: Long = 0L,
+    bufferedBytes: Long = 0L)
