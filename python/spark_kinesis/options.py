@@ -69,6 +69,7 @@ class KinesisOptions:
     MAX_RECORD_DELAY: Final = "maxRecordDelay"
     ORDERING: Final = "ordering"
     PARTITION_KEY_COLUMN: Final = "partitionKeyColumn"
+    UNUSED_COLUMNS: Final = "unusedColumns"
     OVERSIZE_RECORD_ACTION: Final = "oversizeRecordAction"
     AGGREGATION: Final = "aggregation"
     AGGREGATION_MAX_SIZE: Final = "aggregationMaxSize"
@@ -199,6 +200,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "partitionKeyColumn": OptionInfo(
         "partitionKeyColumn", "string", "sink", None, (), None, None, False,
         "a non-empty string"),
+    "unusedColumns": OptionInfo(
+        "unusedColumns", "enum", "sink", "fail", ("fail", "ignore"), None, None, False,
+        "one of fail, ignore"),
     "oversizeRecordAction": OptionInfo(
         "oversizeRecordAction", "enum", "sink", "fail", ("fail", "drop"), None, None, False,
         "one of fail, drop"),

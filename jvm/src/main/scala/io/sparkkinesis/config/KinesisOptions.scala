@@ -169,6 +169,11 @@ private[sparkkinesis] object KinesisOptions {
   val PartitionKeyColumn: OptionSpec[String] = OptionSpec("partitionKeyColumn", Text, None, Scope.Sink, V0_1,
     "When the input has no `partitionKey` column: the column (string or integer) whose value is each record's " +
       "partition key. Without either, every record gets a random partition key.", "Sink")
+  val UnusedColumns: OptionSpec[String] = OptionSpec("unusedColumns", Choice(Seq("fail", "ignore")), Some("fail"),
+    Scope.Sink, V0_1,
+    "What to do with input columns the sink does not write (any but `data`, `partitionKey`, `explicitHashKey`, " +
+      "`streamName` and the `partitionKeyColumn`): `fail` the write when it starts, naming them, or `ignore` them.",
+    "Sink")
   val OversizeRecordAction: OptionSpec[String] = OptionSpec("oversizeRecordAction", Choice(Seq("fail", "drop")),
     Some("fail"), Scope.Sink, V0_1,
     "What to do with a record over `maxRecordSize`: `fail` the task with its " +
@@ -192,16 +197,19 @@ private[sparkkinesis] object KinesisOptions {
     ConsumerMode, ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration, RegisteredConsumerId,
     RegisteredConsumerIdType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
-    MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, OversizeRecordAction, Aggregation,
+    MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
+    Aggregation,
     AggregationMaxSize)
 
   /**
    * Defaults that differ under a dialect's format, because that program's users get them there and they change
-   * what is written or kept: under `aws-kinesis` the sink aggregates (the awslabs sink did by default) and a
-   * consumer the connector registered is deregistered when the query stops (as the awslabs source does).
+   * what is written or kept: under `aws-kinesis` the sink aggregates and leaves out the columns it does not write
+   * (the awslabs sink did both), and a consumer the connector registered is deregistered when the query stops (as
+   * the awslabs source does).
    */
   val dialectDefaults: Map[Dialect, Map[String, String]] = Map(
-    Dialect.AwsKinesis -> Map(Aggregation.key -> "kpl", RequireConsumerDeregistration.key -> "true"))
+    Dialect.AwsKinesis -> Map(Aggregation.key -> "kpl", UnusedColumns.key -> "ignore",
+      RequireConsumerDeregistration.key -> "true"))
 
   /** Keys Spark itself puts into a source's or sink's options; accepted and ignored. */
   val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname", "asyncprogresstrackingenabled",

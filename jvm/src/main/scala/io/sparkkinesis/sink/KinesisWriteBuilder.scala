@@ -8,8 +8,8 @@ import io.sparkkinesis.config.Dialect
 /**
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write
  * fails when the query starts, before any task runs. A streaming write takes Append and Update output modes alike:
- * in Update mode each updated row is written as a record (real-time mode runs in Update mode only). Under
- * `aws-kinesis` columns the sink does not use are left out, as the awslabs sink did; under `kinesis` they are refused.
+ * in Update mode each updated row is written as a record (real-time mode runs in Update mode only). The options are
+ * read in the format's `dialect`; what it changes reaches the sink as plain settings (`unusedColumns`, ...).
  */
 private[sparkkinesis] final class KinesisWriteBuilder(
     info: LogicalWriteInfo,
@@ -21,8 +21,8 @@ private[sparkkinesis] final class KinesisWriteBuilder(
   override def truncate(): WriteBuilder = this
 
   override def build(): Write = {
-    val keyColumn = Option(info.options().get("partitionKeyColumn")).map(_.trim).filter(_.nonEmpty)
-    val schema = SinkSchema.of(info.schema(), keyColumn, otherColumnsAllowed = dialect == Dialect.AwsKinesis)
-    new KinesisWrite(SinkOptions.parse(info.options(), schema.hasStreamName, dialect), schema, progress)
+    val options = SinkOptions.parse(info.options(), SinkSchema.hasStreamNameColumn(info.schema()), dialect)
+    val schema = SinkSchema.of(info.schema(), options.partitionKeyColumn, options.ignoreUnusedColumns)
+    new KinesisWrite(options, schema, progress)
   }
 }

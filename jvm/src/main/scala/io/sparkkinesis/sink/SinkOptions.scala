@@ -41,6 +41,7 @@ private[sparkkinesis] final case class SinkOptions(
     maxInFlightRequests: Int,
     perKeyOrdering: Boolean,
     partitionKeyColumn: Option[String],
+    ignoreUnusedColumns: Boolean,
     dropOversizeRecords: Boolean,
     aggregationMaxBytes: Option[Long],
     maxRecordDelayMillis: Option[Long] = None,
@@ -99,6 +100,7 @@ private[sparkkinesis] object SinkOptions {
       maxInFlightRequests = opts.getOrDefault(O.MaxInFlightRequests),
       perKeyOrdering = opts.getOrDefault(O.OrderingMode) == "perkey",
       partitionKeyColumn = opts.get(O.PartitionKeyColumn),
+      ignoreUnusedColumns = opts.getOrDefault(O.UnusedColumns) == "ignore",
       dropOversizeRecords = opts.getOrDefault(O.OversizeRecordAction) == "drop",
       aggregationMaxBytes = aggregation,
       maxRecordDelayMillis = opts.get(O.MaxRecordDelay).map(_.toMillis))

@@ -59,8 +59,11 @@ private[sparkkinesis] object SinkSchema {
   private val StreamName = "streamName"
   private val KeyTypes: Set[DataType] = Set(StringType, LongType, IntegerType, ShortType, ByteType)
 
+  /** Whether the input has a `streamName` column (its type is checked by [[of]]). */
+  def hasStreamNameColumn(schema: StructType): Boolean = schema.fieldNames.contains(StreamName)
+
   /** Resolves the columns, failing with the expected schema when a column is unknown, missing or mistyped. */
-  def of(schema: StructType, partitionKeyColumn: Option[String], otherColumnsAllowed: Boolean = false): SinkSchema = {
+  def of(schema: StructType, partitionKeyColumn: Option[String], ignoreUnused: Boolean = false): SinkSchema = {
     val names = schema.fieldNames.toSeq
     val expected = partitionKeyColumn.fold(Expected)(c =>
       s"$Expected, and '$c' (named by option " +
@@ -72,9 +75,10 @@ private[sparkkinesis] object SinkSchema {
     }
     val known = Set(Data, PartitionKey, ExplicitHashKey, StreamName) ++ partitionKeyColumn
     val extra = names.filterNot(known.contains)
-    if (extra.nonEmpty && !otherColumnsAllowed)
+    if (extra.nonEmpty && !ignoreUnused)
       throw fail(s"Unexpected column(s) ${extra.mkString(", ")}.",
-        "Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"CAST(id AS STRING) AS partitionKey\").")
+        "Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"CAST(id AS STRING) AS partitionKey\"), " +
+          "or set option 'unusedColumns' to 'ignore' to leave the others out.")
     if (partitionKeyColumn.isDefined && names.contains(PartitionKey) && !partitionKeyColumn.contains(PartitionKey))
       throw KinesisErrors.conflictingOptions(s"The input has a 'partitionKey' column and option 'partitionKeyColumn' " +
         s"names '${partitionKeyColumn.get}'; use one of them.")

@@ -10,11 +10,10 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 
 import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, StreamConsumer, StreamConsumers}
-import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.fetching.{FetchSettings, ShardReading}
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.offsets.AwslabsOffsetJson
-import io.sparkkinesis.prefetch.{PrefetchJob, ShardReport, SparkPrefetchJob}
+import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
+import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
 import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory, ShardRange}
 import io.sparkkinesis.compat.ScalaCompat._
 
@@ -127,29 +126,11 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   override def initialOffset(): Offset = firstOffset
 
-  /**
-   * An offset of the log: this connector's, or one the awslabs connector wrote, read as the end of its batch
-   * ([[AwslabsCheckpoint]]) so that a query moved to this connector goes on where that one stopped.
-   */
-  override def deserializeOffset(json: String): Offset = lastRead match {
-    // Spark reads the start offset again on every trigger of a restarted query: the same text, the same value.
-    case Some((text, offset)) if text == json => offset
-    case _ =>
-      val offset =
-        if (AwslabsOffsetJson.isTheirs(json))
-          new AwslabsCheckpoint(checkpointLocation, SparkSession.active.sparkContext.hadoopConfiguration)
-            .endOf(json, tracker.list())
-        else OffsetJson.read(json, offsetLog)
-      lastRead = Some((json, offset))
-      offset
-  }
+  /** An entry of the offset log, this connector's or the awslabs connector's ([[LoggedOffsets]]). */
+  override def deserializeOffset(json: String): Offset = loggedOffsets.read(json, tracker.list())
 
-  private var lastRead: Option[(String, Offset)] = None
-
-  /** The query's offset log, for errors: the source's checkpoint folder is `<checkpoint>/sources/<n>`. */
-  private def offsetLog: String =
-    Option(new org.apache.hadoop.fs.Path(checkpointLocation).getParent).flatMap(p => Option(p.getParent))
-      .map(root => s"the offset log ${new org.apache.hadoop.fs.Path(root, "offsets")}").getOrElse("the offset log")
+  private val loggedOffsets =
+    new LoggedOffsets(checkpointLocation, SparkSession.active.sparkContext.hadoopConfiguration)
 
   /**
    * `maxRecordsPerTrigger`, or no limit written as the largest row count rather than `allAvailable`: Spark passes
@@ -240,7 +221,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   private[source] def isClosed(key: ShardKey): Boolean = tracker.isClosed(key)
 
   /** What a real-time batch's tasks reported of their shards, for [[metrics]]. */
-  private[source] def recordBatchReports(reports: Seq[ShardReport]): Unit = metrics.accumulate(reports)
+  private[source] def recordBatchReports(readings: Seq[ShardReading]): Unit = metrics.accumulate(readings)
 
   /** Whether the query runs under Trigger.Once (Spark asked for everything available), for messages. */
   private var once = false
@@ -309,7 +290,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
       val again = prefetchJob.run(tasks).map(r => r.key -> r).toMap
       first.map(r => again.getOrElse(r.key, r))
     }
-    metrics.record(fresh)
+    metrics.record(fresh.map(_.reading))
     val now = System.currentTimeMillis()
     fresh.foreach { r =>
       quietWatch.heard(r.key, now, found = r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp,

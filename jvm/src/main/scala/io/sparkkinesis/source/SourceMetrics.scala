@@ -1,37 +1,35 @@
 package io.sparkkinesis.source
 
-import io.sparkkinesis.fetching.FetchCounts
+import io.sparkkinesis.config.ForeignMetrics
+import io.sparkkinesis.fetching.{FetchCounts, ShardReading}
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.ShardReport
 import io.sparkkinesis.compat.ScalaCompat._
 
-/** The source's metrics in StreamingQueryProgress.sources[].metrics, from the latest prefetch reports. */
+/** The source's metrics in StreamingQueryProgress.sources[].metrics, from what the latest prefetch rounds
+ * and real-time tasks saw of each shard ([[ShardReading]]). */
 private[sparkkinesis] final class SourceMetrics {
-  private var latest = Map.empty[ShardKey, ShardReport]
+  private var latest = Map.empty[ShardKey, ShardReading]
   // The running totals of shards forgotten (they left the offset), so that the query's totals never go back.
   private var forgotten = FetchCounts.Zero
 
   /** Drops the reports of shards that left the offset, keeping their counts in the totals. */
   def forget(gone: Set[ShardKey]): Unit = synchronized {
-    gone.flatMap(latest.get).foreach(r => forgotten = forgotten + SourceMetrics.countsOf(r))
+    gone.flatMap(latest.get).foreach(r => forgotten = forgotten + r.counts)
     latest --= gone
   }
 
-  def record(reports: Seq[ShardReport]): Unit = synchronized {
-    reports.foreach(r => latest = latest.updated(r.key, r))
+  /** Readings whose counts are running totals over the shard's reading (a prefetch buffer's). */
+  def record(readings: Seq[ShardReading]): Unit = synchronized {
+    readings.foreach(r => latest = latest.updated(r.key, r))
   }
 
   /**
-   * Reports whose counts cover one stretch of reading only (a real-time batch's tasks): added to the shard's
+   * Readings whose counts cover one stretch of reading only (a real-time batch's tasks): added to the shard's
    * earlier counts, so that the metrics stay running totals as with the prefetch buffers.
    */
-  def accumulate(reports: Seq[ShardReport]): Unit = synchronized {
-    reports.foreach { r =>
-      val total = latest.get(r.key).fold(r)(before =>
-        r.copy(getRecordsCalls = before.getRecordsCalls + r.getRecordsCalls, throttled = before.throttled + r.throttled,
-          dataLoss = before.dataLoss + r.dataLoss,
-          subscriptionsRenewed = before.subscriptionsRenewed + r.subscriptionsRenewed,
-          subscriptionsFailed = before.subscriptionsFailed + r.subscriptionsFailed))
+  def accumulate(readings: Seq[ShardReading]): Unit = synchronized {
+    readings.foreach { r =>
+      val total = latest.get(r.key).fold(r)(before => r.copy(counts = before.counts + r.counts))
       latest = latest.updated(r.key, total)
     }
   }
@@ -42,7 +40,7 @@ private[sparkkinesis] final class SourceMetrics {
    * ([[QuietWatch]]); `quietShards`: the shards it watches now. `consumers`: the enhanced fan-out consumers read
    * with (`consumerMode=efo`), none when polling. The `dataLoss` metric adds them to the trimmed-away positions the executors skipped (failOnDataLoss=false).
    * `streams`: how many streams the query reads. Besides this connector's names, the metrics Databricks' source
-   * reports under the same meaning are there under its names ([[databricksNames]]), so its dashboards keep working.
+   * reports under the same meaning are there under its names ([[ForeignMetrics]]), so its dashboards keep working.
    */
   def snapshot(
       consumed: Option[KinesisSourceOffset],
@@ -56,7 +54,7 @@ private[sparkkinesis] final class SourceMetrics {
     // Lag is about shards still being read: not a closed shard's last answer, which says nothing about the stream's
     // tip, nor one of a shard no longer in the offset.
     val reading = latest.filter { case (k, _) => consumed.forall(_.shards.get(k).exists(_ != ShardPosition.Ended)) }
-    val totals = latest.values.foldLeft(forgotten)((sum, r) => sum + SourceMetrics.countsOf(r))
+    val totals = latest.values.foldLeft(forgotten)((sum, r) => sum + r.counts)
     val behind = reading.values.flatMap(_.millisBehindLatest).toSeq
     val ours = Map(
       "avgMsBehindLatest" -> (if (behind.isEmpty) "0" else (behind.sum.toDouble / behind.size).toString),
@@ -75,26 +73,6 @@ private[sparkkinesis] final class SourceMetrics {
       "consumerName" -> consumers.distinct.mkString(","),
       "subscriptionsRenewed" -> totals.renewed.toString,
       "subscriptionsFailed" -> totals.failed.toString)
-    ours ++ SourceMetrics.databricksNames.map { case (theirs, mine) => theirs -> ours(mine) } ++ Map(
-      "numTotalShards" -> (open + closed).toString,
-      "numStreams" -> streams.toString,
-      "numRegisteredConsumers" -> consumers.distinct.size.toString)
+    ForeignMetrics.withTheirNames(ours, open + closed, streams, consumers.distinct.size)
   }
-}
-
-private[sparkkinesis] object SourceMetrics {
-
-  /** A report's counts, which are running totals over its shard's reading. */
-  def countsOf(r: ShardReport): FetchCounts =
-    FetchCounts(r.getRecordsCalls, r.throttled, r.dataLoss, r.subscriptionsRenewed, r.subscriptionsFailed)
-
-  /**
-   * Databricks' metric names for what this connector reports under its own (avg/max/minMsBehindLatest are the
-   * same names in both): the backlog held in executors, closed shards, throttled calls, the consumer mode.
-   */
-  val databricksNames: Seq[(String, String)] = Seq(
-    "totalPrefetchedBytes" -> "bufferedBytes",
-    "numClosedShards" -> "closedShards",
-    "numAwsRateLimitErrors" -> "throttledCalls",
-    "mode" -> "consumerMode")
 }

@@ -72,4 +72,25 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
     assert(e.getMessage.contains("Column 'partitionKey' (the partition key) has type bigint"))
     assert(e.getMessage.contains(SinkSchema.Expected))
   }
+
+  test(
+    "columns the sink does not write fail the write, unless unusedColumns=ignore (aws-kinesis's default) drops them") {
+    val input = spark.range(50).selectExpr("CAST(id AS STRING) AS data", "CAST(id AS STRING) AS partitionKey",
+      "id * 2 AS amount")
+    val refused = intercept[KinesisOptionException] {
+      input.write.format("kinesis").options(connectionOptions + ("streamName" -> "never-created")).mode("append").save()
+    }
+    assert(refused.getMessage.contains("Unexpected column(s) amount.") && refused.getMessage.contains("unusedColumns"))
+
+    val ignored = freshStream(1)
+    input.write.format("kinesis").options(connectionOptions ++ Map("streamName" -> ignored,
+      "unusedColumns" -> "ignore")).mode("append").save()
+    assert(readAll(server, ignored).map(r => (r.text, r.partitionKey)).sorted ==
+      (0 until 50).map(i => (i.toString, i.toString)).sorted)
+
+    val awslabs = freshStream(1)
+    input.write.format("aws-kinesis").options(connectionOptions ++ Map("streamName" -> awslabs,
+      "aggregation" -> "none")).mode("append").save()
+    assert(readAll(server, awslabs).map(_.text).sorted == (0 until 50).map(_.toString).sorted)
+  }
 }
