@@ -67,64 +67,10 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   /** Losses batch tasks met re-reading planned ranges from Kinesis (failOnDataLoss=false), for `dataLoss`. */
   private lazy val rangeLoss = SparkSession.active.sparkContext.longAccumulator("kinesis data loss in re-read ranges")
 
-  /**
-   * The query's first offset, read from (or written to) the checkpoint once per run: Spark asks for it on every
-   * trigger until the first batch, which for a quiet stream read from `latest` would otherwise be a checkpoint
-   * read per trigger (requests to S3 or HDFS).
-   */
-  private lazy val firstOffset: KinesisSourceOffset = {
-    val spark = SparkSession.active
-    new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
-      val listed = tracker.list().keySet
-      options.shardStarts.checkKnown(listed)
-      startingAt(listed)
-    }
-  }
+  /** Where the query and the streams new to it start ([[StreamStarts]]). */
+  private val starts = new StreamStarts(options, checkpointLocation, tracker)
 
-  /**
-   * New shards at their start: their `initialShardPositions` entry, else `initialPosition`, with `latest` pinned
-   * to now (written to the checkpoint with this offset, so a crash before the first commit cannot move it).
-   */
-  private def startingAt(shards: Iterable[ShardKey]): KinesisSourceOffset = {
-    val start = options.initialPosition.getOrElse(StartPosition.Latest) match {
-      case StartPosition.Latest => StartPosition.AtTimestamp(System.currentTimeMillis())
-      case other => other
-    }
-    KinesisSourceOffset(shards.map { k =>
-      k -> (ShardPosition.NotStarted(options.shardStarts.get(k).getOrElse(start)): ShardPosition)
-    }.toMap)
-  }
-
-  /** Whether this run has compared the checkpoint's streams with `streamName` yet. */
-  private var streamsReconciled = false
-
-  /**
-   * `offset` (from the checkpoint) with the streams `streamName` names now, once per run: a stream the checkpoint
-   * never read joins at its start position; a stream it read that is no longer named fails the query with
-   * [KINESIS_STREAMS_CHANGED], since its positions would otherwise be dropped without a word.
-   */
-  private def withNamedStreams(offset: KinesisSourceOffset): KinesisSourceOffset =
-    if (streamsReconciled) offset
-    else {
-      checkNoStreamRemoved(offset)
-      val known = offset.shards.keySet.map(_.stream)
-      val added = options.streams.filterNot(s => known.contains(s.name))
-      val joined = if (added.isEmpty) offset
-      else {
-        val listed = tracker.list().keySet.filter(k => !known.contains(k.stream))
-        logInfo(s"Streams new to the checkpoint start at their initial position: ${added.mkString(", ")}")
-        KinesisSourceOffset(offset.shards ++ startingAt(listed).shards)
-      }
-      streamsReconciled = true
-      joined
-    }
-
-  private def checkNoStreamRemoved(offset: KinesisSourceOffset): Unit = {
-    val removed = offset.shards.keySet.map(_.stream).diff(options.streamsByName.keySet)
-    if (removed.nonEmpty) throw KinesisErrors.streamsChanged(removed.toSeq.sorted, options.streams.map(_.name))
-  }
-
-  override def initialOffset(): Offset = firstOffset
+  override def initialOffset(): Offset = starts.first
 
   /** An entry of the offset log, this connector's or the awslabs connector's ([[LoggedOffsets]]). */
   override def deserializeOffset(json: String): Offset = loggedOffsets.read(json, tracker.list())
@@ -198,7 +144,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   private[source] def shardsToRead(
       start: KinesisSourceOffset,
       listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey], Set[ShardKey]) = {
-    val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis(), force = listNow)
+    val from = tracker.refresh(starts.withNamedStreams(start), System.currentTimeMillis(), force = listNow)
     forgetGone(from)
     (from, tracker.readable(from), tracker.endedParents(from))
   }
@@ -232,7 +178,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * `stallTimeout` without any of them moving: then the query fails with [KINESIS_READ_STALLED] naming them.
    */
   private def next(start: KinesisSourceOffset, rows: Option[Long], bytes: Option[Long]): KinesisSourceOffset = {
-    val from = tracker.refresh(withNamedStreams(start), System.currentTimeMillis())
+    val from = tracker.refresh(starts.withNamedStreams(start), System.currentTimeMillis())
     forgetGone(from)
     val readable = tracker.readable(from)
     val waitingSince = System.currentTimeMillis()
@@ -311,7 +257,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val s = start.asInstanceOf[KinesisSourceOffset]
     val e = end.asInstanceOf[KinesisSourceOffset]
-    checkNoStreamRemoved(e)
+    starts.checkNoStreamRemoved(e)
     val ranges = e.shards.toSeq.sortBy(_._1).flatMap { case (k, to) =>
       val fromPos = s.shards.getOrElse(k, ShardPosition.NotStarted(StartPosition.TrimHorizon))
       to match {
