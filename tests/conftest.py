@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from typing import Dict, Iterator
 
@@ -56,6 +57,8 @@ def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
+        # Tables the SQL tests create (tests/test_sql.py) keep their folders out of the working tree.
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="spark-kinesis-warehouse-"))
     )
     session = configure_spark_with_kinesis(builder).getOrCreate()
     session.sparkContext.setLogLevel("WARN")

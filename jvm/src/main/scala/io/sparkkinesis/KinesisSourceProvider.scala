@@ -2,6 +2,8 @@ package io.sparkkinesis
 
 import java.util
 
+import io.sparkkinesis.compat.CollectionConverters._
+
 import org.apache.spark.sql.connector.catalog.{Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.sources.DataSourceRegister
@@ -43,5 +45,5 @@ class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends Tab
       schema: StructType,
       partitioning: Array[Transform],
       properties: util.Map[String, String]): Table =
-    new KinesisTable(schema, dialect, parsed)
+    new KinesisTable(schema, dialect, parsed, properties.asScala.toMap)
 }

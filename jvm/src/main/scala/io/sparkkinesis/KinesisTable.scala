@@ -11,26 +11,41 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparkkinesis.config.Dialect
+import io.sparkkinesis.config.{Dialect, Scope, TableOptions}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.sink.{KinesisWriteBuilder, StreamingSinkProgress}
 import io.sparkkinesis.reader.KinesisSchema
 import io.sparkkinesis.source.{KinesisScan, ParsedRead, SourceOptions}
 
 /**
- * One or more Kinesis streams seen as a table that can be read (batch) and written (batch and streaming). As a
- * streaming query's sink it reports the latest committed batch's sink counters in the query's progress. Its options
- * are read in the `dialect` of the format it was opened with; a read's, as the provider parsed them (`parsed`) when
- * the scan is built from the same options.
+ * One or more Kinesis streams seen as a table that can be read (batch and streaming) and written (batch and
+ * streaming). As a streaming query's sink it reports the latest committed batch's sink counters in the query's
+ * progress. Its options are read in the `dialect` of the format it was opened with. `properties`: what Spark opened
+ * it with, the read's or write's options, or a session-catalog table's properties (`CREATE TABLE ... USING kinesis
+ * OPTIONS (...)`, [[TableOptions]]); each read and write lays its own options over them. A read's, as the provider
+ * parsed them (`parsed`) when the scan is built from the same options. A write takes any columns
+ * (`ACCEPT_ANY_SCHEMA`): the sink checks them itself, so `INSERT INTO` a table of the catalog, whose schema is the
+ * source's, writes what the sink's columns say.
  */
 private[sparkkinesis] final class KinesisTable(
     tableSchema: StructType,
     dialect: Dialect = Dialect.Kinesis,
-    parsed: Option[ParsedRead] = None)
+    parsed: Option[ParsedRead] = None,
+    properties: Map[String, String] = Map.empty)
   extends SupportsRead with SupportsWrite
   with ReportsSinkMetrics {
 
   private val sinkProgress = new StreamingSinkProgress
+
+  private val tableOptions = TableOptions.unwrap(properties)
+
+  /** This table's options of `scope` with those of one read or write laid over them. */
+  private def withTable(options: CaseInsensitiveStringMap, scope: Scope): CaseInsensitiveStringMap =
+    new CaseInsensitiveStringMap(TableOptions.overlay(TableOptions.forScope(tableOptions, scope, dialect),
+        options.asCaseSensitiveMap().asScala.toMap).asJava)
+
+  /** The table's options, secrets redacted: what `DESCRIBE TABLE EXTENDED` shows as its properties. */
+  override def properties(): util.Map[String, String] = TableOptions.shown(tableOptions, dialect).asJava
 
   override def name(): String = "kinesis"
 
@@ -41,15 +56,16 @@ private[sparkkinesis] final class KinesisTable(
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
     TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-    TableCapability.STREAMING_WRITE)
+    TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
-    if (tableSchema != KinesisSchema.schema) throw KinesisErrors.userSchemaNotAllowed()
-    new KinesisScan(parsed.flatMap(_.of(options)).getOrElse(SourceOptions.parse(options, dialect)))
+    if (!KinesisSchema.matches(tableSchema)) throw KinesisErrors.userSchemaNotAllowed()
+    val asked = withTable(options, Scope.Source)
+    new KinesisScan(parsed.flatMap(_.of(asked)).getOrElse(SourceOptions.parse(asked, dialect)))
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
-    new KinesisWriteBuilder(info, sinkProgress, dialect)
+    new KinesisWriteBuilder(withTable(info.options(), Scope.Sink), info.schema(), sinkProgress, dialect)
 
   override def metrics(): util.Map[String, String] = sinkProgress.metrics.asJava
 }

@@ -211,6 +211,13 @@ private[sparkkinesis] object KinesisOptions {
     Dialect.AwsKinesis -> Map(Aggregation.key -> "kpl", UnusedColumns.key -> "ignore",
       RequireConsumerDeregistration.key -> "true"))
 
+  /**
+   * The properties a session catalog keeps beside a table's options (`provider`, `owner`, ...), which Spark hands to
+   * the source with them ([[TableOptions]]); accepted and ignored.
+   */
+  val catalogOwnedKeys: Set[String] =
+    Set("provider", "owner", "location", "comment", "external", "is_managed_location", "collation", "table_type")
+
   /** Keys Spark itself puts into a source's or sink's options; accepted and ignored. */
   val sparkOwnedKeys: Set[String] = Set("path", "checkpointlocation", "queryname", "asyncprogresstrackingenabled",
     "asyncprogresstrackingcheckpointintervalms", "_asyncprogresstrackingoverridesinksupportcheck")

@@ -52,13 +52,13 @@ private[sparkkinesis] object ParsedOptions extends Logging {
   def apply(options: Map[String, String], scope: Scope): ParsedOptions = apply(options, scope, Dialect.Kinesis)
 
   def apply(options: Map[String, String], scope: Scope, dialect: Dialect): ParsedOptions = {
-    val normalized = OptionNormalizer(options, scope, dialect)
+    val normalized = OptionNormalizer(TableOptions.unwrap(options), scope, dialect)
     val byKey: Map[String, OptionSpec[_]] = KinesisOptions.all.map(s => s.key -> s).toMap
     // Report the unknown keys in the user's own spelling, in a stable order.
     normalized.options.keys.toSeq.sorted.foreach { key =>
       val name = normalized.givenAs.getOrElse(key, key)
       byKey.get(key) match {
-        case None if !KinesisOptions.sparkOwnedKeys.contains(key) =>
+        case None if !KinesisOptions.sparkOwnedKeys.contains(key) && !KinesisOptions.catalogOwnedKeys.contains(key) =>
           ForeignOptions.elsewhere(dialect, key).foreach { f =>
             throw KinesisErrors.optionOfOtherFormat(name, f.origin, f.dialect.format, dialect.format)
           }

@@ -20,4 +20,11 @@ private[sparkkinesis] object KinesisSchema {
       StructField(SequenceNumber, StringType, nullable = false),
       StructField(SubSequenceNumber, LongType, nullable = false),
       StructField(ApproximateArrivalTimestamp, TimestampType, nullable = false)))
+
+  /**
+   * Whether `other` is this schema as a catalog may give it back: the same columns and types (a catalog may keep
+   * nullability otherwise). A read given any other schema fails: its columns are Kinesis's, not the user's.
+   */
+  def matches(other: StructType): Boolean =
+    other.fields.map(f => (f.name, f.dataType)).toSeq == schema.fields.map(f => (f.name, f.dataType)).toSeq
 }

@@ -1,6 +1,8 @@
 package io.sparkkinesis.sink
 
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparkkinesis.compat.StreamingUpdateAsAppend
 import io.sparkkinesis.config.Dialect
@@ -12,7 +14,8 @@ import io.sparkkinesis.config.Dialect
  * read in the format's `dialect`; what it changes reaches the sink as plain settings (`unusedColumns`, ...).
  */
 private[sparkkinesis] final class KinesisWriteBuilder(
-    info: LogicalWriteInfo,
+    options: CaseInsensitiveStringMap,
+    inputSchema: StructType,
     progress: StreamingSinkProgress,
     dialect: Dialect = Dialect.Kinesis)
   extends WriteBuilder with SupportsTruncate with StreamingUpdateAsAppend {
@@ -21,8 +24,8 @@ private[sparkkinesis] final class KinesisWriteBuilder(
   override def truncate(): WriteBuilder = this
 
   override def build(): Write = {
-    val options = SinkOptions.parse(info.options(), SinkSchema.hasStreamNameColumn(info.schema()), dialect)
-    val schema = SinkSchema.of(info.schema(), options.partitionKeyColumn, options.ignoreUnusedColumns)
-    new KinesisWrite(options, schema, progress)
+    val parsed = SinkOptions.parse(options, SinkSchema.hasStreamNameColumn(inputSchema), dialect)
+    val schema = SinkSchema.of(inputSchema, parsed.partitionKeyColumn, parsed.ignoreUnusedColumns)
+    new KinesisWrite(parsed, schema, progress)
   }
 }

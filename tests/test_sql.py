@@ -1,0 +1,36 @@
+"""Kinesis from Spark SQL (docs/sql.md): a stream as a table of the session catalog, as every PySpark line has it."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from conftest import connector_options
+from harness import streams
+
+
+@pytest.mark.compat
+def test_a_session_catalog_table_reads_and_writes_its_stream_as_the_dataframe_api_does(
+        spark, local_kinesis_server, stream_name):
+    if spark.version.startswith("3."):
+        pytest.skip("Spark 3.5's session catalog resolves only V1 sources for its tables (docs/sql.md)")
+    kinesis = streams.client(local_kinesis_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    written = [(f"r{i}", f"k{i % 7}") for i in range(200)]
+    streams.put_records(kinesis, stream_name, written)
+    options = dict(connector_options(local_kinesis_server), streamName=stream_name)
+    table = f"orders_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {table} USING kinesis OPTIONS ("
+              + ", ".join(f"{k} '{v}'" for k, v in options.items()) + ")")
+    try:
+        rows = spark.sql(f"SELECT CAST(data AS STRING) AS d, partitionKey FROM {table}").collect()
+        assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)
+
+        spark.sql(f"INSERT INTO {table} SELECT CONCAT('w', CAST(id AS STRING)) AS data, "
+                  f"CAST(id % 3 AS STRING) AS partitionKey FROM range(50)")
+        inserted = {(d.decode(), k) for d, k in streams.data_set(streams.read_all(kinesis, stream_name))
+                    if d.startswith(b"w")}
+        assert inserted == {(f"w{i}", str(i % 3)) for i in range(50)}
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
