@@ -298,6 +298,15 @@ def test_configure_adds_the_jar_unless_the_server_is_remote():
     assert "spark.jars" not in remote._options
 
 
+def test_configure_adds_the_sql_extensions_keeping_the_others():
+    from pyspark.sql import SparkSession
+
+    alone = configure_spark_with_kinesis(SparkSession.builder)
+    assert alone._options["spark.sql.extensions"] == "io.sparkkinesis.KinesisSparkExtensions"
+    kept = configure_spark_with_kinesis(SparkSession.builder.config("spark.sql.extensions", "org.example.Ext"))
+    assert kept._options["spark.sql.extensions"] == "org.example.Ext,io.sparkkinesis.KinesisSparkExtensions"
+
+
 DOCTEST_SCRIPT = """
 import doctest, json, sys
 import spark_kinesis, spark_kinesis.io, spark_kinesis.session, spark_kinesis._jar, spark_kinesis.errors

@@ -34,3 +34,17 @@ def test_a_session_catalog_table_reads_and_writes_its_stream_as_the_dataframe_ap
         assert inserted == {(f"w{i}", str(i % 3)) for i in range(50)}
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+@pytest.mark.compat
+def test_read_kinesis_in_sql_reads_the_stream_with_databricks_argument_names(spark, local_kinesis_server, stream_name):
+    kinesis = streams.client(local_kinesis_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    written = [(f"r{i}", f"k{i % 5}") for i in range(150)]
+    streams.put_records(kinesis, stream_name, written)
+    o = connector_options(local_kinesis_server)
+    rows = spark.sql(
+        f"SELECT CAST(data AS STRING) AS d, partitionKey FROM read_kinesis(streamName => '{stream_name}', "
+        f"endpointUrl => '{o['endpointUrl']}', region => '{o['region']}', awsAccessKey => '{o['awsAccessKeyId']}', "
+        f"awsSecretKey => '{o['awsSecretKey']}', cborEnabled => {o['cborEnabled']})").collect()
+    assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)

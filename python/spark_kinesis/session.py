@@ -23,10 +23,15 @@ def _connect_server_url(options: Mapping[str, object]) -> Optional[str]:
     return None
 
 
-def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.Builder:
-    """Add the bundled connector jar to ``spark.jars`` of a session builder and return the builder.
+#: The connector's Spark SQL extensions: the ``read_kinesis`` table-valued function (docs/sql.md).
+EXTENSIONS = "io.sparkkinesis.KinesisSparkExtensions"
 
-    Jars already listed in ``spark.jars`` are kept. The jar must be on the classpath before the JVM starts,
+
+def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.Builder:
+    """Add the bundled connector jar to ``spark.jars`` of a session builder, and the connector's SQL extensions
+    (``read_kinesis``) to ``spark.sql.extensions``, and return the builder.
+
+    Jars and extensions already listed are kept. The jar must be on the classpath before the JVM starts,
     so call this before ``getOrCreate()``; a session that is already running cannot gain it.
 
     Works for classic sessions and for a local Spark Connect server that PySpark starts for you
@@ -57,4 +62,7 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.
     jars = [j for j in str(options.get("spark.jars", "")).split(",") if j.strip()]
     if jar not in jars:
         jars.append(jar)
-    return builder.config("spark.jars", ",".join(jars))
+    extensions = [e.strip() for e in str(options.get("spark.sql.extensions", "")).split(",") if e.strip()]
+    if EXTENSIONS not in extensions:
+        extensions.append(EXTENSIONS)
+    return builder.config("spark.jars", ",".join(jars)).config("spark.sql.extensions", ",".join(extensions))

@@ -45,8 +45,8 @@ private[sparkkinesis] object TableOptions {
     ForeignOptions.find(dialect, name.toLowerCase(java.util.Locale.ROOT)).map(_.scope)
       .orElse(specOf(name, dialect).map(_.scope))
 
-  /** A secret of the registry, or a name that says it holds one (an unknown option's value is not shown either). */
-  private def isSecret(name: String, dialect: Dialect): Boolean = specOf(name, dialect) match {
+  /** Whether an option's value is a secret: one of the registry's, or an unknown option's (shown neither). */
+  def isSecret(name: String, dialect: Dialect): Boolean = specOf(name, dialect) match {
     case Some(spec) => spec.secret
     case None => true
   }
