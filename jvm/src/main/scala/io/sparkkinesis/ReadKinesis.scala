@@ -30,7 +30,9 @@ private[sparkkinesis] object ReadKinesis {
     val options = new CaseInsensitiveStringMap(optionsOf(arguments).asJava)
     val provider = new KinesisSourceProvider(Dialect.Kinesis)
     val table = provider.getTable(provider.inferSchema(options), Array.empty, options)
-    DataSourceV2Relation.create(table, None, None, options)
+    // The table carries the options (its properties), so the relation needs none of its own; and the form of
+    // `create` that takes them differs between Spark 4.0 and 4.1+ (a time-travel argument with a default).
+    DataSourceV2Relation.create(table, None, None)
   }
 
   /** Each argument `name => constant` as an option; anything else fails naming the argument and the form. */
