@@ -144,9 +144,18 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   private[source] def shardsToRead(
       start: KinesisSourceOffset,
       listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey], Set[ShardKey]) = {
+    val from = inStep(start, listNow)
+    (from, tracker.readable(from), tracker.endedParents(from))
+  }
+
+  /**
+   * `start` with the streams `streamName` names and the shard listing (listed when a listing is due, or when
+   * `listNow`), the driver's state of shards that left it dropped.
+   */
+  private def inStep(start: KinesisSourceOffset, listNow: Boolean = false): KinesisSourceOffset = {
     val from = tracker.refresh(starts.withNamedStreams(start), System.currentTimeMillis(), force = listNow)
     forgetGone(from)
-    (from, tracker.readable(from), tracker.endedParents(from))
+    from
   }
 
   /** The shards of the last offset planned from, whose driver state is kept. */
@@ -178,8 +187,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * `stallTimeout` without any of them moving: then the query fails with [KINESIS_READ_STALLED] naming them.
    */
   private def next(start: KinesisSourceOffset, rows: Option[Long], bytes: Option[Long]): KinesisSourceOffset = {
-    val from = tracker.refresh(starts.withNamedStreams(start), System.currentTimeMillis())
-    forgetGone(from)
+    val from = inStep(start)
     val readable = tracker.readable(from)
     val waitingSince = System.currentTimeMillis()
     while (true) {
