@@ -33,17 +33,20 @@ private[sparkkinesis] object TableOptions {
   def shown(table: Map[String, String], dialect: Dialect): Map[String, String] =
     table.map { case (name, value) => name -> (if (isSecret(name, dialect)) Redacted else value) }
 
+  private def keyOf(name: String): String = name.toLowerCase(java.util.Locale.ROOT)
+
+  /** The registry's option `name` stands for: its own, or the one a foreign name is an alias of. */
   private def specOf(name: String, dialect: Dialect): Option[OptionSpec[_]] = {
-    val key = name.toLowerCase(java.util.Locale.ROOT)
-    val aliased: Option[OptionSpec[_]] = ForeignOptions.find(dialect, key).map(_.handling).collect {
+    val aliased: Option[OptionSpec[_]] = ForeignOptions.find(dialect, keyOf(name)).map(_.handling).collect {
       case ForeignOption.Alias(target, _, _) => target
     }
-    aliased.orElse(KinesisOptions.all.find(_.key == key))
+    aliased.orElse(KinesisOptions.all.find(_.key == keyOf(name)))
   }
 
+  /** The side a name configures: a foreign name's own scope (it may be ignored or refused), else its option's. */
   private def scopeOf(name: String, dialect: Dialect): Option[Scope] =
-    ForeignOptions.find(dialect, name.toLowerCase(java.util.Locale.ROOT)).map(_.scope)
-      .orElse(specOf(name, dialect).map(_.scope))
+    ForeignOptions.find(dialect, keyOf(name)).map(_.scope).orElse(
+      KinesisOptions.all.find(_.key == keyOf(name)).map(_.scope))
 
   /** Whether an option's value is a secret: one of the registry's, or an unknown option's (shown neither). */
   def isSecret(name: String, dialect: Dialect): Boolean = specOf(name, dialect) match {
@@ -56,7 +59,7 @@ private[sparkkinesis] object TableOptions {
    * `readStream.table`, a write's options), keys compared without case as Spark compares them.
    */
   def overlay(table: Map[String, String], query: Map[String, String]): Map[String, String] = {
-    val asked = query.keySet.map(_.toLowerCase(java.util.Locale.ROOT))
-    table.filterNot { case (k, _) => asked.contains(k.toLowerCase(java.util.Locale.ROOT)) } ++ query
+    val asked = query.keySet.map(keyOf)
+    table.filterNot { case (k, _) => asked.contains(keyOf(k)) } ++ query
   }
 }
