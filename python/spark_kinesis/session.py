@@ -58,11 +58,13 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.
     if _connect_server_url(options) is not None:
         return builder
     check_versions(pyspark.__version__)
-    jar = jar_path()
-    jars = [j for j in str(options.get("spark.jars", "")).split(",") if j.strip()]
-    if jar not in jars:
-        jars.append(jar)
-    extensions = [e.strip() for e in str(options.get("spark.sql.extensions", "")).split(",") if e.strip()]
-    if EXTENSIONS not in extensions:
-        extensions.append(EXTENSIONS)
-    return builder.config("spark.jars", ",".join(jars)).config("spark.sql.extensions", ",".join(extensions))
+    return (builder.config("spark.jars", _listing(options, "spark.jars", jar_path()))
+            .config("spark.sql.extensions", _listing(options, "spark.sql.extensions", EXTENSIONS)))
+
+
+def _listing(options: Mapping[str, object], key: str, item: str) -> str:
+    """The comma-separated setting ``key`` of the builder with ``item`` added unless it is there already."""
+    items = [i for i in str(options.get(key, "")).split(",") if i.strip()]
+    if item not in (i.strip() for i in items):
+        items.append(item)
+    return ",".join(items)
