@@ -3,8 +3,15 @@ package io.sparkkinesis.prefetch
 import scala.collection.mutable
 
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
-import io.sparkkinesis.fetching.{BufferedRecord, FetchCounts, FetchSettings, Pacing, ShardFetcher, ShardFetchers}
-import io.sparkkinesis.fetching.ShardReading
+import io.sparkkinesis.fetching.{
+  BufferedRecord,
+  FetchCounts,
+  FetchSettings,
+  Pacing,
+  ShardFetcher,
+  ShardFetchers,
+  ShardReading
+}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.compat.ArrayDeque
 

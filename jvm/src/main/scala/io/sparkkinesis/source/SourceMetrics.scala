@@ -5,8 +5,10 @@ import io.sparkkinesis.fetching.{FetchCounts, ShardReading}
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.compat.ScalaCompat._
 
-/** The source's metrics in StreamingQueryProgress.sources[].metrics, from what the latest prefetch rounds
- * and real-time tasks saw of each shard ([[ShardReading]]). */
+/**
+ * The source's metrics in StreamingQueryProgress.sources[].metrics, from what the latest prefetch rounds and
+ * real-time tasks saw of each shard ([[ShardReading]]).
+ */
 private[sparkkinesis] final class SourceMetrics {
   private var latest = Map.empty[ShardKey, ShardReading]
   // The running totals of shards forgotten (they left the offset), so that the query's totals never go back.
