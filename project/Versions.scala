@@ -53,7 +53,7 @@ object SparkBuilds {
    * run, which runs every suite; `make test-full` runs every suite here too.
    */
   val spark35CrossSuites = Some(Seq("KinesisRoundTripSuite", "KinesisSinkSparkSuite", "KinesisStreamingSourceSuite",
-    "PackagedJarSuite", "ReadKinesisSuite"))
+    "PackagedJarSuite", "ReadKinesisSuite", "KinesisCatalogSuite"))
   /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
   val spark35Scala212 =
     SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"), crossSuites = spark35CrossSuites)

@@ -307,6 +307,35 @@ def test_configure_adds_the_sql_extensions_keeping_the_others():
     assert kept._options["spark.sql.extensions"] == "org.example.Ext,io.sparkkinesis.KinesisSparkExtensions"
 
 
+def test_configure_registers_a_kinesis_catalog_with_its_options_checked():
+    from pyspark.sql import SparkSession
+
+    built = configure_spark_with_kinesis(SparkSession.builder, catalog="streams", region="eu-west-1",
+                                         endpoint_url="http://127.0.0.1:4567", allow_alter_stream=True,
+                                         initial_position="trim_horizon")
+    catalog = {k: v for k, v in built._options.items() if k.startswith("spark.sql.catalog.")}
+    assert catalog == {
+        "spark.sql.catalog.streams": "io.sparkkinesis.KinesisCatalog",
+        "spark.sql.catalog.streams.region": "eu-west-1",
+        "spark.sql.catalog.streams.endpointUrl": "http://127.0.0.1:4567",
+        "spark.sql.catalog.streams.allowAlterStream": "true",
+        "spark.sql.catalog.streams.initialPosition": "trim_horizon",
+    }
+    # A remote server's session still takes the catalog, a setting of the session, not of the server's start.
+    remote = configure_spark_with_kinesis(SparkSession.builder.remote("sc://localhost:15002"), catalog="kinesis",
+                                          region="eu-west-1")
+    assert remote._options["spark.sql.catalog.kinesis.region"] == "eu-west-1" and "spark.jars" not in remote._options
+    with pytest.raises(errors.KinesisOptionError, match="allowDropStrem|Did you mean"):
+        configure_spark_with_kinesis(SparkSession.builder, catalog="kinesis", allowDropStrem=True)
+    with pytest.raises(errors.KinesisOptionError, match="catalog's options: give the catalog's name"):
+        configure_spark_with_kinesis(SparkSession.builder, region="eu-west-1")
+    with pytest.raises(errors.KinesisOptionError, match="'streamName' is not a catalog option"):
+        configure_spark_with_kinesis(SparkSession.builder, catalog="kinesis", stream_name="orders")
+    with pytest.raises(errors.KinesisOptionError, match="plain SQL name"):
+        configure_spark_with_kinesis(SparkSession.builder, catalog="my catalog")
+    with pytest.raises(errors.KinesisOptionError, match="applies to the Kinesis catalog only"):
+        kinesis_stream(None, "orders", allow_drop_stream=True)  # type: ignore[arg-type]
+
 DOCTEST_SCRIPT = """
 import doctest, json, sys
 import spark_kinesis, spark_kinesis.io, spark_kinesis.session, spark_kinesis._jar, spark_kinesis.errors

@@ -1,4 +1,5 @@
-"""Kinesis from Spark SQL (docs/sql.md): a stream as a table of the session catalog, as every PySpark line has it."""
+"""Kinesis from Spark SQL (docs/sql.md): a stream as a table of the session catalog and of a Kinesis catalog, and
+``read_kinesis``, as every PySpark line has them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 
 from conftest import connector_options
 from harness import streams
+from harness.waiting import wait_for
+from spark_kinesis import configure_spark_with_kinesis
 
 
 @pytest.mark.compat
@@ -48,3 +51,46 @@ def test_read_kinesis_in_sql_reads_the_stream_with_databricks_argument_names(spa
         f"endpointUrl => '{o['endpointUrl']}', region => '{o['region']}', awsAccessKey => '{o['awsAccessKeyId']}', "
         f"awsSecretKey => '{o['awsSecretKey']}', cborEnabled => {o['cborEnabled']})").collect()
     assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)
+
+
+@pytest.mark.compat
+def test_a_kinesis_catalog_lists_reads_writes_and_streams_its_streams(spark, local_kinesis_server, stream_name,
+                                                                      tmp_path):
+    """The catalog configure_spark_with_kinesis registers, on every PySpark line (Spark 3.5 included): its settings
+    are the session's, so the running session takes them before the catalog's first use."""
+    from pyspark.sql import SparkSession
+
+    kinesis = streams.client(local_kinesis_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    written = [(f"r{i}", f"k{i % 7}") for i in range(200)]
+    streams.put_records(kinesis, stream_name, written)
+    name = f"kin_{uuid.uuid4().hex[:8]}"
+    built = configure_spark_with_kinesis(SparkSession.builder, catalog=name, initial_position="trim_horizon",
+                                         **connector_options(local_kinesis_server))
+    for key, value in built._options.items():
+        if key.startswith(f"spark.sql.catalog.{name}"):
+            spark.conf.set(key, value)
+
+    listed = [r.tableName for r in spark.sql(f"SHOW TABLES IN {name} LIKE '{stream_name}'").collect()]
+    assert listed == [stream_name]
+    table = f"{name}.`{stream_name}`"
+    rows = spark.sql(f"SELECT CAST(data AS STRING) AS d, partitionKey FROM {table}").collect()
+    assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)
+
+    spark.sql(f"INSERT INTO {table} SELECT CONCAT('w', CAST(id AS STRING)) AS data, "
+              f"CAST(id % 3 AS STRING) AS partitionKey FROM range(40)")
+    inserted = {(d.decode(), k) for d, k in streams.data_set(streams.read_all(kinesis, stream_name))
+                if d.startswith(b"w")}
+    assert inserted == {(f"w{i}", str(i % 3)) for i in range(40)}
+
+    out = f"catalog_read_{uuid.uuid4().hex[:8]}"
+    query = (spark.readStream.table(table)
+             .selectExpr("CAST(data AS STRING) AS d").writeStream.format("memory").queryName(out)
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+    wait_for(lambda: not query.isActive, 180, "the AvailableNow read of the catalog's table")
+    assert query.exception() is None
+    got = sorted(r.d for r in spark.sql(f"SELECT d FROM {out}").collect())
+    assert got == sorted([d for d, _ in written] + [f"w{i}" for i in range(40)])
+
+    described = "\n".join(str(r) for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect())
+    assert "shardCount=2" in described and "local-test-secret" not in described

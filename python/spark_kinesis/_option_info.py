@@ -10,7 +10,7 @@ class OptionInfo(NamedTuple):
 
     name: str
     type: str
-    scope: str  # "source", "sink" or "both"
+    scope: str  # "source", "sink", "both" or "catalog"
     default: Optional[str]
     choices: Tuple[str, ...]
     minimum: Optional[int]

@@ -152,6 +152,8 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_STREAM_NAME": KinesisOptionError,
     "KINESIS_USER_SCHEMA_NOT_ALLOWED": KinesisOptionError,
     "KINESIS_UNSUPPORTED_OPTION": KinesisOptionError,
+    "KINESIS_INVALID_TABLE_PROPERTY": KinesisOptionError,
+    "KINESIS_CATALOG_CHANGE_NOT_ALLOWED": KinesisOptionError,
     "KINESIS_INVALID_SINK_SCHEMA": KinesisSchemaError,
     "KINESIS_INVALID_SINK_ROW": KinesisInvalidRowError,
     "KINESIS_STREAM_NOT_FOUND": KinesisStreamNotFoundError,
@@ -169,6 +171,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_CONSUMER_NOT_ACTIVE": KinesisConsumerError,
     "KINESIS_ENDPOINT_UNREACHABLE": KinesisEndpointUnreachableError,
     "KINESIS_SERVICE_ERROR": KinesisServiceError,
+    "KINESIS_STREAM_NOT_ACTIVE": KinesisServiceError,
     "KINESIS_RECORD_TOO_LARGE": KinesisRecordTooLargeError,
     "KINESIS_RECORD_REJECTED": KinesisRecordRejectedError,
     # Raised by this package only, never by the JVM.

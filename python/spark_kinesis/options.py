@@ -73,6 +73,8 @@ class KinesisOptions:
     OVERSIZE_RECORD_ACTION: Final = "oversizeRecordAction"
     AGGREGATION: Final = "aggregation"
     AGGREGATION_MAX_SIZE: Final = "aggregationMaxSize"
+    ALLOW_ALTER_STREAM: Final = "allowAlterStream"
+    ALLOW_DROP_STREAM: Final = "allowDropStream"
 
 
 # name, type, scope, default, choices, minimum, maximum, secret, and what a value must be.
@@ -212,6 +214,12 @@ OPTIONS: Dict[str, OptionInfo] = {
     "aggregationMaxSize": OptionInfo(
         "aggregationMaxSize", "bytes", "sink", "51200", (), None, None, False,
         "a size in bytes from 1024 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "allowAlterStream": OptionInfo(
+        "allowAlterStream", "boolean", "catalog", "false", (), None, None, False,
+        "true or false"),
+    "allowDropStream": OptionInfo(
+        "allowDropStream", "boolean", "catalog", "false", (), None, None, False,
+        "true or false"),
 }
 
 # Other connectors' names taken under format("kinesis") (io.sparkkinesis.config.ForeignOptions), each with the

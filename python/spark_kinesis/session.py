@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Mapping, Optional
 
 import pyspark
 from pyspark.sql import SparkSession
 
 from spark_kinesis._jar import check_versions, jar_path
+from spark_kinesis._validate import _error, normalize
 
 __all__ = ["configure_spark_with_kinesis"]
 
@@ -26,10 +28,20 @@ def _connect_server_url(options: Mapping[str, object]) -> Optional[str]:
 #: The connector's Spark SQL extensions: the ``read_kinesis`` table-valued function (docs/sql.md).
 EXTENSIONS = "io.sparkkinesis.KinesisSparkExtensions"
 
+#: The catalog whose tables are an account's streams (docs/sql.md, "The kinesis catalog").
+CATALOG = "io.sparkkinesis.KinesisCatalog"
 
-def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.Builder:
+_CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def configure_spark_with_kinesis(builder: SparkSession.Builder, catalog: Optional[str] = None,
+                                 **catalog_options: object) -> SparkSession.Builder:
     """Add the bundled connector jar to ``spark.jars`` of a session builder, and the connector's SQL extensions
-    (``read_kinesis``) to ``spark.sql.extensions``, and return the builder.
+    (``read_kinesis``) to ``spark.sql.extensions``, and return the builder. With ``catalog``, also register a
+    Kinesis catalog of that name, whose tables are the streams of one account and region
+    (``SELECT * FROM kinesis.orders``); ``catalog_options`` are its options (``region``, ``endpoint_url``,
+    credentials, ``allow_alter_stream``, defaults for reads and writes such as ``initial_position``), in any
+    spelling the connector's options take.
 
     Jars and extensions already listed are kept. The jar must be on the classpath before the JVM starts,
     so call this before ``getOrCreate()``; a session that is already running cannot gain it.
@@ -51,15 +63,49 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder) -> SparkSession.
 
     >>> builder = configure_spark_with_kinesis(SparkSession.builder.remote("local[2]"))
     >>> spark = builder.getOrCreate()  # doctest: +SKIP
+
+    The streams of an account as the tables of catalog ``kinesis``:
+
+    >>> builder = configure_spark_with_kinesis(SparkSession.builder, catalog="kinesis", region="eu-west-1")
+    >>> spark = builder.getOrCreate()  # doctest: +SKIP
+    >>> spark.sql("SELECT CAST(data AS STRING) FROM kinesis.orders").show()  # doctest: +SKIP
+
+    :raises spark_kinesis.errors.KinesisOptionError: when ``catalog`` is not a plain SQL name, when catalog
+        options are given without it, or when an option is unknown or its value is invalid.
     """
+    settings = _catalog_settings(catalog, catalog_options)
     # PySpark sets a builder's settings through config() and remote(), but has no public way to read them back;
     # both builders (classic and Spark Connect) keep them in `_options`, which is only read here, never changed.
     options: Mapping[str, object] = getattr(builder, "_options", {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
     if _connect_server_url(options) is not None:
+        # A remote server has the jar and the extensions from its own start; the catalog is a session's setting.
         return builder
     check_versions(pyspark.__version__)
     return (builder.config("spark.jars", _listing(options, "spark.jars", jar_path()))
             .config("spark.sql.extensions", _listing(options, "spark.sql.extensions", EXTENSIONS)))
+
+
+def _catalog_settings(catalog: Optional[str], catalog_options: Mapping[str, object]) -> Mapping[str, str]:
+    """The Spark settings that register catalog ``catalog`` with ``catalog_options``, checked."""
+    if catalog is None:
+        if catalog_options:
+            raise _error("KINESIS_CONFLICTING_OPTIONS",
+                         f"Options {sorted(catalog_options)} are a catalog's options: give the catalog's name too, "
+                         "as in configure_spark_with_kinesis(builder, catalog='kinesis', region='eu-west-1').")
+        return {}
+    if not _CATALOG_NAME.fullmatch(catalog):
+        raise _error("KINESIS_INVALID_OPTION_VALUE",
+                     f"Argument 'catalog' has the value {catalog!r}, but it must be a plain SQL name (letters, digits "
+                     "and underscores, not starting with a digit), such as 'kinesis'.")
+    options = normalize(catalog_options.items(), "catalog")
+    if "streamName" in options:
+        raise _error("KINESIS_CONFLICTING_OPTIONS",
+                     "Option 'streamName' is not a catalog option: each table of a Kinesis catalog is the stream it "
+                     "is named after (SELECT ... FROM <catalog>.<stream>); remove it.")
+    prefix = f"spark.sql.catalog.{catalog}"
+    return {prefix: CATALOG, **{f"{prefix}.{name}": value for name, value in options.items()}}
 
 
 def _listing(options: Mapping[str, object], key: str, item: str) -> str:

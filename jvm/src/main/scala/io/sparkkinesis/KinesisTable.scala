@@ -25,13 +25,16 @@ import io.sparkkinesis.source.{KinesisScan, ParsedRead, SourceOptions}
  * OPTIONS (...)`, [[TableOptions]]); each read and write lays its own options over them. A read's, as the provider
  * parsed them (`parsed`) when the scan is built from the same options. A write takes any columns
  * (`ACCEPT_ANY_SCHEMA`): the sink checks them itself, so `INSERT INTO` a table of the catalog, whose schema is the
- * source's, writes what the sink's columns say.
+ * source's, writes what the sink's columns say. A table of a Kinesis catalog ([[KinesisCatalog]]) is named after its
+ * stream (`tableName`) and shows the stream's `facts` beside its options.
  */
 private[sparkkinesis] final class KinesisTable(
     tableSchema: StructType,
     dialect: Dialect = Dialect.Kinesis,
     parsed: Option[ParsedRead] = None,
-    properties: Map[String, String] = Map.empty)
+    properties: Map[String, String] = Map.empty,
+    facts: Map[String, String] = Map.empty,
+    tableName: String = "kinesis")
   extends SupportsRead with SupportsWrite
   with ReportsSinkMetrics {
 
@@ -44,10 +47,10 @@ private[sparkkinesis] final class KinesisTable(
     new CaseInsensitiveStringMap(TableOptions.overlay(TableOptions.forScope(tableOptions, scope, dialect),
         options.asCaseSensitiveMap().asScala.toMap).asJava)
 
-  /** The table's options, secrets redacted: what `DESCRIBE TABLE EXTENDED` shows as its properties. */
-  override def properties(): util.Map[String, String] = TableOptions.shown(tableOptions, dialect).asJava
+  /** The table's options, secrets redacted, and its stream's facts: what `DESCRIBE TABLE EXTENDED` shows. */
+  override def properties(): util.Map[String, String] = (TableOptions.shown(tableOptions, dialect) ++ facts).asJava
 
-  override def name(): String = "kinesis"
+  override def name(): String = tableName
 
   /** What Spark shows for the table, e.g. as the sink of a streaming query's progress. */
   override def toString: String = "Kinesis"

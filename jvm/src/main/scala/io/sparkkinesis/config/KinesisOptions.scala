@@ -187,6 +187,14 @@ private[sparkkinesis] object KinesisOptions {
     "Largest aggregated record with `aggregation=kpl` (partition key included); never above " +
       "`maxRecordSize`.", "Sink", defaultDoc = Some("50k"))
 
+  val AllowAlterStream: OptionSpec[Boolean] = OptionSpec("allowAlterStream", Bool, Some(false), Scope.Catalog, V0_1,
+    "Whether `ALTER TABLE <catalog>.<stream> SET TBLPROPERTIES ('shardCount' = ..., 'streamMode' = ...)` may " +
+      "change the stream's shard count or capacity mode (docs/sql.md). Set as " +
+      "`spark.sql.catalog.<name>.allowAlterStream`.", "Catalog")
+  val AllowDropStream: OptionSpec[Boolean] = OptionSpec("allowDropStream", Bool, Some(false), Scope.Catalog, V0_1,
+    "Whether `DROP TABLE <catalog>.<stream>` may delete the stream and every record in it (a stream with " +
+      "registered consumers is never deleted). Set as `spark.sql.catalog.<name>.allowDropStream`.", "Catalog")
+
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, CborEnabled,
     AwsAccessKeyId, AwsSecretKey, AwsSessionToken, AwsProfile, RoleArn, RoleExternalId, RoleSessionName, StsEndpointUrl,
@@ -199,7 +207,7 @@ private[sparkkinesis] object KinesisOptions {
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,
-    AggregationMaxSize)
+    AggregationMaxSize, AllowAlterStream, AllowDropStream)
 
   /**
    * Defaults that differ under a dialect's format, because that program's users get them there and they change

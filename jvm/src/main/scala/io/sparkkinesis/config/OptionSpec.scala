@@ -5,13 +5,21 @@ import java.util.Locale
 /** Which side of the connector an option configures. */
 sealed abstract class Scope(val label: String) extends Serializable {
 
-  /** Whether an option of this scope can be used where `other` is being configured. */
-  def overlaps(other: Scope): Boolean = this == Scope.Both || other == Scope.Both || this == other
+  /**
+   * Whether an option of this scope can be used where `other` is being configured. A catalog takes the connection's
+   * options (those of both sides) besides its own; a read or a write takes none of the catalog's.
+   */
+  def overlaps(other: Scope): Boolean = this == other ||
+    ((this == Scope.Both || other == Scope.Both) && this != Scope.Catalog && other != Scope.Catalog) ||
+    (this == Scope.Both && other == Scope.Catalog)
 }
 private[sparkkinesis] object Scope {
   case object Source extends Scope("source")
   case object Sink extends Scope("sink")
   case object Both extends Scope("source and sink")
+
+  /** A Kinesis catalog's own settings (`spark.sql.catalog.<name>.<option>`), not a read's or a write's. */
+  case object Catalog extends Scope("catalog")
 }
 
 /**

@@ -130,6 +130,21 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_CONSUMER_NOT_ACTIVE",
       Map("consumer" -> consumer, "stream" -> stream, "status" -> status, "seconds" -> seconds.toString))
 
+  /** A statement on a table of a Kinesis catalog that would change or delete its stream, which the catalog forbids. */
+  def catalogChangeNotAllowed(change: String, stream: String, catalog: String, how: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_CATALOG_CHANGE_NOT_ALLOWED",
+      Map("change" -> change, "stream" -> stream, "catalog" -> catalog, "how" -> how))
+
+  /** A table property of `CREATE TABLE` or `ALTER TABLE` on a Kinesis catalog that it cannot take. */
+  def invalidTableProperty(property: String, problem: String, expected: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_INVALID_TABLE_PROPERTY",
+      Map("property" -> property, "problem" -> problem, "expected" -> expected))
+
+  /** A stream a statement created or changed that did not become ACTIVE in time. */
+  def streamNotActive(stream: String, status: String, seconds: Long): KinesisException =
+    new KinesisException("KINESIS_STREAM_NOT_ACTIVE",
+      Map("stream" -> stream, "status" -> status, "seconds" -> seconds.toString))
+
   /**
    * A Trigger.AvailableNow or Trigger.Once query waited `seconds` for `shards` (each with what its reader last said)
    * without any shard making progress: it would otherwise never end.

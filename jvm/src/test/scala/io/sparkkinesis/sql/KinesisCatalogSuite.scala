@@ -1,0 +1,185 @@
+package io.sparkkinesis.sql
+
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+
+import io.sparkkinesis.compat.CollectionConverters._
+
+import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.streaming.Trigger
+import org.scalatest.funsuite.AnyFunSuite
+import software.amazon.awssdk.services.kinesis.model.{DescribeStreamSummaryRequest, ResourceNotFoundException}
+
+import io.sparkkinesis.aws.StreamAdmin
+import io.sparkkinesis.errors.KinesisOptionException
+import io.sparkkinesis.source.FanOutSourceSuite.Rows
+import io.sparkkinesis.testing.{
+  Integration,
+  LocalKinesisServer,
+  LocalKinesisServers,
+  Resharding,
+  SharedSparkSession,
+  TestStreams
+}
+import io.sparkkinesis.testing.TestStreams.{put, readAll, syncClient}
+
+/**
+ * A Kinesis catalog (`spark.sql.catalog.<name>=io.sparkkinesis.KinesisCatalog`) on both local servers: its listing,
+ * reads and writes of `<catalog>.<stream>` as the DataFrame API reads and writes, a stream's facts, the creation of
+ * streams and the guarded ALTER and DROP, and the secrets kept out of what SQL shows.
+ */
+@Integration
+class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+
+  private val secret = "local-test-secret"
+
+  /** Registers catalog `name` on `server` (catalogs are set up at their first use, so a running session takes them). */
+  private def catalog(name: String, server: LocalKinesisServer, extra: Map[String, String] = Map.empty): String = {
+    spark.conf.set(s"spark.sql.catalog.$name", "io.sparkkinesis.KinesisCatalog")
+    (TestStreams.connectionOptions(server) ++ extra).foreach { case (k, v) =>
+      spark.conf.set(s"spark.sql.catalog.$name.$k", v)
+    }
+    name
+  }
+
+  private def shardCount(server: LocalKinesisServer, stream: String): Int =
+    syncClient(server).describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(stream).build())
+      .streamDescriptionSummary().openShardCount()
+
+  private def exists(server: LocalKinesisServer, stream: String): Boolean =
+    try { shardCount(server, stream); true }
+    catch { case _: ResourceNotFoundException => false }
+
+  /** The connector's error that `body` failed with, itself or as the cause of Spark's. */
+  private def connectorError(body: => Any): KinesisOptionException = {
+    val thrown = intercept[Exception](body)
+    Iterator.iterate[Throwable](thrown)(_.getCause).takeWhile(_ != null).collectFirst {
+      case e: KinesisOptionException => e
+    }.getOrElse(fail("not the connector's error", thrown))
+  }
+
+  test("SHOW TABLES lists the account's streams, page after page, on both servers") {
+    for (server <- Seq(kinesalite, kinesisMock)) {
+      val prefix = s"sqlcat-list-${System.nanoTime()}"
+      val made = (0 until 3).map(i => s"$prefix-$i")
+      made.foreach(TestStreams.createStream(server, _, 1))
+      val name = catalog(s"list_${server.kind.replace("-", "_")}", server)
+      val shown = spark.sql(s"SHOW TABLES IN $name LIKE '$prefix*'").collect().map(_.getAs[String]("tableName"))
+      assert(shown.sorted.toSeq == made, s"${server.kind}: SHOW TABLES showed ${shown.toSeq}")
+      // Pages of two streams: every stream once, as in one page.
+      val paged = StreamAdmin.list(TestStreams.connection(server), pageSize = 2)
+      assert(made.forall(paged.contains) && paged.distinct == paged, s"${server.kind}: paged listing $paged")
+      assert(paged.sorted == StreamAdmin.list(TestStreams.connection(server), pageSize = 1000).sorted)
+    }
+  }
+
+  test("SELECT and INSERT INTO a catalog's stream read and write as the DataFrame API does") {
+    val server = kinesalite
+    val name = catalog("rw", server)
+    val stream = TestStreams.freshStream(server, "sqlcat-rw", 2)
+    put(server, stream, (0 until 300).map(i => s"k${i % 7}" -> s"r$i"))
+    val read = spark.sql(s"SELECT CAST(data AS STRING) AS d, partitionKey FROM $name.`$stream`").collect()
+      .map(r => (r.getString(0), r.getString(1)))
+    assert(read.sorted.toSeq == (0 until 300).map(i => (s"r$i", s"k${i % 7}")).sorted)
+    val viaApi = spark.read.format("kinesis").options(TestStreams.options(server, stream)).load()
+      .selectExpr("CAST(data AS STRING)", "partitionKey").collect().map(r => (r.getString(0), r.getString(1)))
+    assert(read.sorted.toSeq == viaApi.sorted.toSeq)
+
+    spark.sql(s"INSERT INTO $name.`$stream` SELECT CONCAT('w', CAST(id AS STRING)) AS data, " +
+      "CAST(id % 5 AS STRING) AS partitionKey FROM range(150)")
+    val written = readAll(server, stream).filter(_.text.startsWith("w"))
+    assert(written.map(r => (r.text, r.partitionKey)).sorted == (0 until 150).map(i => (s"w$i", (i % 5).toString)).sorted)
+  }
+
+  test("readStream.table on a stream named by its ARN reads every record once, each key in order over a split") {
+    val server = kinesisMock
+    val name = catalog("arns", server, Map("initialPosition" -> "trim_horizon", "shardDiscoveryInterval" -> "1s"))
+    val stream = TestStreams.freshStream(server, "sqlcat-arn", 2)
+    val arn =
+      StreamAdmin.describe(TestStreams.connection(server), io.sparkkinesis.aws.StreamRef(stream, None, None)).arn
+    put(server, stream, Resharding.records(0, 120))
+    TestStreams.split(server, stream, Resharding.openShards(server, stream).head)
+    put(server, stream, Resharding.records(120, 240))
+    val rows = new Rows()
+    val query = spark.readStream.table(s"$name.`$arn`").selectExpr("CAST(data AS STRING)", "partitionKey", "shardId")
+      .writeStream.foreachBatch(rows).option("checkpointLocation", Files.createTempDirectory("sqlcat-arn").toString)
+      .trigger(Trigger.AvailableNow()).start()
+    try assert(query.awaitTermination(TimeUnit.MINUTES.toMillis(3)), "the AvailableNow read did not end in 3 minutes")
+    finally query.stop()
+    query.exception.foreach(e => fail(e))
+    val found = Resharding.problems(rows.rows.asScala.toSeq, 0 until 240, Resharding.parents(server, stream),
+      childrenLater = false)
+    assert(found.isEmpty, found.mkString("; "))
+  }
+
+  test("DESCRIBE TABLE EXTENDED shows the stream's facts, and no statement shows the catalog's secret key") {
+    val server = kinesisMock
+    val name = catalog("facts", server)
+    val stream = TestStreams.freshStream(server, "sqlcat-facts", 3)
+    val described = spark.sql(s"DESCRIBE TABLE EXTENDED $name.`$stream`").collect()
+      .map(r => r.getString(0) -> r.getString(1)).toMap
+    assert(described.get("data").contains("binary"), s"the source's columns: $described")
+    val properties = described.getOrElse("Table Properties", "")
+    val arn =
+      StreamAdmin.describe(TestStreams.connection(server), io.sparkkinesis.aws.StreamRef(stream, None, None)).arn
+    assert(described.get("Location").contains(arn), described.toString)
+    for (fact <- Seq(s"streamArn=$arn", "shardCount=3", "streamMode=provisioned", "retentionHours=24",
+        "streamStatus=ACTIVE", "maxRecordSizeKiB=", "consumerCount=0"))
+      assert(properties.contains(fact), s"'$fact' is not among $properties")
+    for (statement <- Seq(s"DESCRIBE TABLE EXTENDED $name.`$stream`", s"SHOW TBLPROPERTIES $name.`$stream`",
+        s"SHOW CREATE TABLE $name.`$stream`", s"EXPLAIN EXTENDED SELECT * FROM $name.`$stream`")) {
+      val shown = spark.sql(statement).collect().map(_.mkString(" | ")).mkString("\n")
+      assert(shown.contains(stream), s"$statement does not show the stream:\n$shown")
+      assert(!shown.contains(secret), s"$statement shows the secret key:\n$shown")
+    }
+  }
+
+  test("a missing stream is Spark's table-not-found, naming it; bad catalog options and properties name themselves") {
+    val name = catalog("missing", kinesalite)
+    val e = intercept[AnalysisException](spark.sql(s"SELECT * FROM $name.`sqlcat-never-created`").collect())
+    assert(e.getMessage.contains("TABLE_OR_VIEW_NOT_FOUND") && e.getMessage.contains("sqlcat-never-created"),
+      e.getMessage)
+    catalog("misspelt", kinesalite, Map("initialPositon" -> "latest"))
+    val unknown = intercept[KinesisOptionException](spark.sql("SHOW TABLES IN misspelt").collect())
+    assert(unknown.getMessage.contains("[KINESIS_UNKNOWN_OPTION]") && unknown.getMessage.contains("initialPositon"),
+      unknown.getMessage)
+    val property = intercept[KinesisOptionException](
+      spark.sql(s"CREATE TABLE $name.`sqlcat-bad-${System.nanoTime()}` TBLPROPERTIES ('shardCount' = 'four')"))
+    assert(property.getMessage.contains("[KINESIS_INVALID_TABLE_PROPERTY]") && property.getMessage.contains("four"),
+      property.getMessage)
+  }
+
+  test("CREATE TABLE creates a stream; ALTER TABLE and DROP TABLE change or delete it only where the catalog allows") {
+    val server = kinesisMock
+    val guarded = catalog("guarded", server)
+    val open = catalog("open", server, Map("allowAlterStream" -> "true", "allowDropStream" -> "true"))
+    val stream = s"sqlcat-create-${System.nanoTime()}"
+    spark.sql(s"CREATE TABLE $guarded.`$stream` TBLPROPERTIES ('shardCount' = '2')")
+    assert(shardCount(server, stream) == 2)
+    val onDemand = s"sqlcat-ondemand-${System.nanoTime()}"
+    spark.sql(s"CREATE TABLE $guarded.`$onDemand` TBLPROPERTIES ('streamMode' = 'on_demand')")
+    assert(spark.sql(s"SHOW TBLPROPERTIES $guarded.`$onDemand` ('streamMode')").head().getString(1) == "on_demand")
+
+    // Spark 3.5 wraps what a catalog's alterTable throws in an error of its own ("Unsupported table change: ...").
+    val refused = connectorError(spark.sql(s"ALTER TABLE $guarded.`$stream` SET TBLPROPERTIES ('shardCount' = '4')"))
+    assert(
+      refused.getMessage.contains("[KINESIS_CATALOG_CHANGE_NOT_ALLOWED]") &&
+        refused.getMessage.contains(s"spark.sql.catalog.$guarded.allowAlterStream=true"), refused.getMessage)
+    assert(shardCount(server, stream) == 2)
+    spark.sql(s"ALTER TABLE $open.`$stream` SET TBLPROPERTIES ('shardCount' = '4')")
+    assert(shardCount(server, stream) == 4)
+
+    val kept = intercept[KinesisOptionException](spark.sql(s"DROP TABLE $guarded.`$stream`"))
+    assert(
+      kept.getMessage.contains("[KINESIS_CATALOG_CHANGE_NOT_ALLOWED]") &&
+        kept.getMessage.contains(s"spark.sql.catalog.$guarded.allowDropStream=true"), kept.getMessage)
+    assert(exists(server, stream))
+    spark.sql(s"DROP TABLE $open.`$stream`")
+    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
+    while (exists(server, stream)) {
+      assert(System.nanoTime() < deadline, s"$stream still exists a minute after DROP TABLE")
+      Thread.sleep(100)
+    }
+    spark.sql(s"DROP TABLE IF EXISTS $open.`$stream`")
+  }
+}
