@@ -1,4 +1,5 @@
-"""Spark Connect: kinesis_stream, read_kinesis and write_kinesis work from a Connect session.
+"""Spark Connect: kinesis_stream, read_kinesis and write_kinesis, and the SQL forms of docs/sql.md (a Kinesis
+catalog's tables, CREATE TABLE and INSERT INTO, the read_kinesis function), work from a Connect session.
 
 The Connect client runs in a subprocess (tests/drivers/connect_app.py): a local Connect server lives in a JVM that the
 client's Python process starts itself, which PySpark refuses next to the classic session of this process.
@@ -73,6 +74,13 @@ def _check(result: dict, kinesis, source: str, copy: str) -> None:
     assert result["copy_finished"], "the AvailableNow copy did not end"
     copied = sorted([r["partition_key"], r["data"].decode()] for r in streams.read_all(kinesis, copy))
     assert copied == written
+    # Every SQL form read every row written, once: the catalog's table, a stream created and filled in SQL, and
+    # read_kinesis; and DESCRIBE named the stream without its secret key.
+    sql = result["sql"]
+    assert sql["stream_finished"], "the AvailableNow read of the catalog's table did not end"
+    for form in ("select", "stream", "insert", "read_kinesis"):
+        assert sorted(sql[form]) == written, form
+    assert sql["describe_names_stream"] and not sql["describe_shows_secret"]
     # Errors arrive as the package's exception classes, from Python's checks and from the server.
     assert result["errors"] == {
         "misspelled_option": ["KinesisOptionError", "KINESIS_UNKNOWN_OPTION"],
@@ -149,6 +157,7 @@ def connect_server(tmp_path_factory):
         "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
         "--master", "local[2]",
         "--jars", spark_kinesis.jar_path(),
+        "--conf", "spark.sql.extensions=io.sparkkinesis.KinesisSparkExtensions",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.driver.host=127.0.0.1",

@@ -1,4 +1,5 @@
-"""README's quick start works as written: a fresh virtual environment, the README's pip line, its five lines.
+"""README's quick start works as written: a fresh virtual environment, the README's pip line, its five lines, and
+its SQL quick start (`<!-- quickstart-sql -->`) in the same environment.
 
 The test copies from README.md the install line (the block after `<!-- quickstart-install -->`), the
 environment variables that point the AWS SDK at a local server (`<!-- quickstart-env -->`, with the endpoint of
@@ -112,5 +113,14 @@ def test_readme_quick_start_in_a_fresh_venv(kinesis_mock_server, tmp_path):
 
     assert _shown_rows(result.stdout) and set(_shown_rows(result.stdout)) == written
     assert len(_shown_rows(result.stdout)) == len(written)
+    # The SQL quick start, in the same venv: the catalog lists the stream and reads the same rows.
+    sql_code = readme_block("quickstart-sql", readme)
+    assert "catalog=\"kinesis\"" in sql_code and f'region="{region}"' in sql_code
+    sql_script = tmp_path / "quickstart_sql.py"
+    sql_script.write_text(sql_code + "\n", encoding="utf-8")
+    sql_result = _run([python, str(sql_script)], cwd=tmp_path, env=dict(env, **sdk_env))
+    tables = [row for row in _shown_rows(sql_result.stdout) if len(row) == 3]
+    assert ("", stream, "false") in tables, sql_result.stdout
+    assert {row for row in _shown_rows(sql_result.stdout) if len(row) == 2} == written
     version = _run([python, "-c", "import pyspark; print(pyspark.__version__)"], cwd=tmp_path, env=env)
     assert f"pyspark=={version.stdout.strip()}" == _running_pyspark(), "the README's line kept that PySpark"

@@ -165,6 +165,33 @@ def test_kinesis_user_schema_not_allowed(spark, kinesalite_server):
     assert_documented("KINESIS_USER_SCHEMA_NOT_ALLOWED", [error])
 
 
+# ---- SQL: a Kinesis catalog ----
+
+def _catalog(spark, server, name: str, **extra) -> str:
+    """Registers Kinesis catalog `name` on `server` in the running session (catalogs are set up at first use)."""
+    spark.conf.set(f"spark.sql.catalog.{name}", "io.sparkkinesis.KinesisCatalog")
+    for key, value in dict(connector_options(server), **extra).items():
+        spark.conf.set(f"spark.sql.catalog.{name}.{key}", value)
+    return name
+
+
+def test_kinesis_invalid_table_property(spark, kinesalite_server, stream_name):
+    catalog = _catalog(spark, kinesalite_server, "trouble_props")
+    count = _error(lambda: spark.sql(f"CREATE TABLE {catalog}.`{stream_name}` TBLPROPERTIES ('shardCount' = 'four')"))
+    option = _error(lambda: spark.sql(f"CREATE TABLE {catalog}.`{stream_name}` USING kinesis OPTIONS (region 'x') "
+                                      "TBLPROPERTIES ('shardCount' = '1')"))
+    assert_documented("KINESIS_INVALID_TABLE_PROPERTY", [count, option])
+
+
+def test_kinesis_catalog_change_not_allowed(spark, kinesalite_server, stream_name):
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    catalog = _catalog(spark, kinesalite_server, "trouble_guarded")
+    drop = _error(lambda: spark.sql(f"DROP TABLE {catalog}.`{stream_name}`"))
+    alter = _error(lambda: spark.sql(f"ALTER TABLE {catalog}.`{stream_name}` SET TBLPROPERTIES ('shardCount' = '2')"))
+    assert_documented("KINESIS_CATALOG_CHANGE_NOT_ALLOWED", [drop, alter])
+    assert streams.client(kinesalite_server).describe_stream_summary(StreamName=stream_name)
+
+
 # ---- writing: the DataFrame ----
 
 def _write(df, server, stream: str, **options) -> None:

@@ -10,7 +10,7 @@ Usage: ``python tests/drivers/connect_app.py CONFIG_JSON`` with the keys
   ``sc://localhost:PORT`` (a server started elsewhere with the jar; its token in SPARK_CONNECT_AUTHENTICATE_TOKEN);
 * ``connection``: the connector options that reach the local Kinesis server (``endpointUrl``, ``region``, keys);
 * ``source``, ``copy``: two existing streams; ``rows``: how many rows to write; ``workdir``: for checkpoints;
-* ``timeout``: seconds each query may take;
+* ``timeout``: seconds each query may take (the session also has a Kinesis catalog ``kinesis`` on that server);
 * ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors.
 
 The last line printed is a JSON object with what happened (see ``main``); the exit code is 0 unless a step
@@ -30,7 +30,7 @@ os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-def connect_session(remote: str):
+def connect_session(remote: str, **catalog):
     from pyspark.sql import SparkSession
 
     from spark_kinesis import configure_spark_with_kinesis
@@ -42,7 +42,8 @@ def connect_session(remote: str):
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2"))
     # Adds the jar for a local server; returns the builder unchanged for an sc:// server.
-    return configure_spark_with_kinesis(builder).getOrCreate()
+    # `catalog`: a Kinesis catalog's name and options, session settings that both kinds of server take.
+    return configure_spark_with_kinesis(builder, **catalog).getOrCreate()
 
 
 def outcome(action):
@@ -116,6 +117,34 @@ def errors_only(config: dict) -> dict:
     return result
 
 
+def sql_forms(spark, config: dict) -> dict:
+    """The SQL forms (docs/sql.md) on the source stream, which holds the batch write's rows: the catalog's table read
+    with SELECT and readStream.table, a stream created with CREATE TABLE and filled with INSERT INTO, and
+    read_kinesis; each gives the rows it read as [partitionKey, data]."""
+    o = config["connection"]
+    table = f"kinesis.`{config['source']}`"
+    pairs = "SELECT partitionKey, CAST(data AS STRING) AS data FROM "
+    out = {"select": [list(r) for r in spark.sql(pairs + table).collect()]}
+    query = (spark.readStream.table(table).selectExpr("partitionKey", "CAST(data AS STRING) AS data")
+             .writeStream.format("memory").queryName("connect_sql_read")
+             .option("checkpointLocation", os.path.join(config["workdir"], "sql-read"))
+             .trigger(availableNow=True).start())
+    out["stream_finished"] = bool(query.awaitTermination(config["timeout"]))
+    out["stream"] = [list(r) for r in spark.table("connect_sql_read").collect()]
+    created = f"kinesis.`{config['source']}-sql`"
+    spark.sql(f"CREATE TABLE {created} TBLPROPERTIES ('shardCount' = '1')")
+    spark.sql(f"INSERT INTO {created} SELECT data, partitionKey FROM {table}")
+    out["insert"] = [list(r) for r in spark.sql(pairs + created).collect()]
+    out["read_kinesis"] = [list(r) for r in spark.sql(
+        pairs + f"read_kinesis(streamName => '{config['source']}', endpointUrl => '{o['endpointUrl']}', "
+        f"region => '{o['region']}', awsAccessKey => '{o['awsAccessKeyId']}', awsSecretKey => '{o['awsSecretKey']}', "
+        f"cborEnabled => {o['cborEnabled']})").collect()]
+    described = [str(r) for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()]
+    out["describe_names_stream"] = any(config["source"] in line for line in described)
+    out["describe_shows_secret"] = any(o["awsSecretKey"] in line for line in described)
+    return out
+
+
 def main(config: dict) -> dict:
     import pyspark
 
@@ -125,7 +154,8 @@ def main(config: dict) -> dict:
     conn = dict(config["connection"])
     endpoint, region = conn.pop("endpointUrl"), conn.pop("region")
     timeout, workdir = config["timeout"], config["workdir"]
-    spark = connect_session(config["remote"])
+    spark = connect_session(config["remote"], catalog="kinesis", initial_position="trim_horizon",
+                            **config["connection"])
     result = {"session": type(spark).__module__, "started_s": round(time.monotonic() - started, 1)}
 
     # A batch write: returns None once the rows are in the stream.
@@ -150,6 +180,8 @@ def main(config: dict) -> dict:
     copy = (writer.option("checkpointLocation", os.path.join(workdir, "copy"))
             .trigger(availableNow=True).start())
     result["copy_finished"] = bool(copy.awaitTermination(timeout))
+
+    result["sql"] = sql_forms(spark, config)
 
     # Errors: checked in Python before the server is asked; raised by the connector on the server.
     result["errors"] = {
