@@ -85,6 +85,20 @@ class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with Shar
       .selectExpr("CAST(data AS STRING)", "partitionKey").collect().map(r => (r.getString(0), r.getString(1)))
     assert(read.sorted.toSeq == viaApi.sorted.toSeq)
 
+    // A query's own options are laid over the catalog's: in SQL with WITH (...) after the table (Spark 4; Spark 3.5's
+    // SQL has no such clause), and with the DataFrame API's read options on every line.
+    val withOptions = (key: String, value: String) =>
+      if (spark.version.startsWith("3.")) spark.read.option(key, value).table(s"$name.`$stream`").collect()
+      else spark.sql(s"SELECT * FROM $name.`$stream` WITH ('$key' = '$value')").collect()
+    val latest = connectorError(withOptions("initialPosition", "latest"))
+    assert(latest.getMessage.contains("initialPosition") && latest.getMessage.contains("latest"), latest.getMessage)
+    val invalid = connectorError(withOptions("maxRecordsPerFetch", "many"))
+    assert(invalid.getMessage.contains("[KINESIS_INVALID_OPTION_VALUE]") && invalid.getMessage.contains("many"),
+      invalid.getMessage)
+    if (spark.version.startsWith("3."))
+      intercept[org.apache.spark.sql.catalyst.parser.ParseException](
+        spark.sql(s"SELECT * FROM $name.`$stream` WITH ('initialPosition' = 'latest')"))
+
     spark.sql(s"INSERT INTO $name.`$stream` SELECT CONCAT('w', CAST(id AS STRING)) AS data, " +
       "CAST(id % 5 AS STRING) AS partitionKey FROM range(150)")
     val written = readAll(server, stream).filter(_.text.startsWith("w"))
