@@ -92,5 +92,16 @@ def test_a_kinesis_catalog_lists_reads_writes_and_streams_its_streams(spark, loc
     got = sorted(r.d for r in spark.sql(f"SELECT d FROM {out}").collect())
     assert got == sorted([d for d, _ in written] + [f"w{i}" for i in range(40)])
 
+    # A streaming write into another of the catalog's streams: toTable, every record once.
+    copy = f"{stream_name[:100]}-copy"
+    streams.create_stream(kinesis, copy, 1)
+    write = (spark.readStream.table(table).select("data", "partitionKey").writeStream
+             .option("checkpointLocation", str(tmp_path / "copy")).trigger(availableNow=True)
+             .toTable(f"{name}.`{copy}`"))
+    wait_for(lambda: not write.isActive, 180, "the AvailableNow copy into the catalog's table")
+    assert write.exception() is None
+    copied = sorted(d.decode() for d, _ in streams.data_set(streams.read_all(kinesis, copy)))
+    assert copied == got
+
     described = "\n".join(str(r) for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect())
     assert "shardCount=2" in described and "local-test-secret" not in described

@@ -170,6 +170,11 @@ class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with Shar
     val stream = s"sqlcat-create-${System.nanoTime()}"
     spark.sql(s"CREATE TABLE $guarded.`$stream` TBLPROPERTIES ('shardCount' = '2')")
     assert(shardCount(server, stream) == 2)
+    val twice =
+      intercept[AnalysisException](spark.sql(s"CREATE TABLE $guarded.`$stream` TBLPROPERTIES ('shardCount' = '3')"))
+    assert(twice.getMessage.contains("already exists"), twice.getMessage)
+    spark.sql(s"CREATE TABLE IF NOT EXISTS $guarded.`$stream` TBLPROPERTIES ('shardCount' = '3')")
+    assert(shardCount(server, stream) == 2)
     val onDemand = s"sqlcat-ondemand-${System.nanoTime()}"
     spark.sql(s"CREATE TABLE $guarded.`$onDemand` TBLPROPERTIES ('streamMode' = 'on_demand')")
     assert(spark.sql(s"SHOW TBLPROPERTIES $guarded.`$onDemand` ('streamMode')").head().getString(1) == "on_demand")
