@@ -78,7 +78,7 @@ def _check(result: dict, kinesis, source: str, copy: str) -> None:
     # read_kinesis; and DESCRIBE named the stream without its secret key.
     sql = result["sql"]
     assert sql["stream_finished"], "the AvailableNow read of the catalog's table did not end"
-    for form in ("select", "stream", "insert", "read_kinesis"):
+    for form in ("select", "stream", "insert", "read_kinesis", "session_table"):
         assert sorted(sql[form]) == written, form
     assert sql["describe_names_stream"] and not sql["describe_shows_secret"]
     # Errors arrive as the package's exception classes, from Python's checks and from the server.

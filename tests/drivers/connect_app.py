@@ -119,8 +119,8 @@ def errors_only(config: dict) -> dict:
 
 def sql_forms(spark, config: dict) -> dict:
     """The SQL forms (docs/sql.md) on the source stream, which holds the batch write's rows: the catalog's table read
-    with SELECT and readStream.table, a stream created with CREATE TABLE and filled with INSERT INTO, and
-    read_kinesis; each gives the rows it read as [partitionKey, data]."""
+    with SELECT and readStream.table, a stream created with CREATE TABLE and filled with INSERT INTO, read_kinesis,
+    and a session catalog's table over the stream; each gives the rows it read as [partitionKey, data]."""
     o = config["connection"]
     table = f"kinesis.`{config['source']}`"
     pairs = "SELECT partitionKey, CAST(data AS STRING) AS data FROM "
@@ -139,6 +139,11 @@ def sql_forms(spark, config: dict) -> dict:
         pairs + f"read_kinesis(streamName => '{config['source']}', endpointUrl => '{o['endpointUrl']}', "
         f"region => '{o['region']}', awsAccessKey => '{o['awsAccessKeyId']}', awsSecretKey => '{o['awsSecretKey']}', "
         f"cborEnabled => {o['cborEnabled']})").collect()]
+    # A table of the session catalog over the same stream (Spark 4: 3.5's session catalog takes no V2 source).
+    options = ", ".join(f"{k} '{v}'" for k, v in dict(o, streamName=config["source"],
+                                                         initialPosition="trim_horizon").items())
+    spark.sql(f"CREATE TABLE connect_orders USING kinesis OPTIONS ({options})")
+    out["session_table"] = [list(r) for r in spark.sql(pairs + "connect_orders").collect()]
     described = [str(r) for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()]
     out["describe_names_stream"] = any(config["source"] in line for line in described)
     out["describe_shows_secret"] = any(o["awsSecretKey"] in line for line in described)
