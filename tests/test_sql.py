@@ -13,6 +13,17 @@ from harness.waiting import wait_for
 from spark_kinesis import configure_spark_with_kinesis
 
 
+def _select_then_insert(spark, kinesis, table: str, stream: str, written, inserts: int) -> None:
+    """`SELECT` on `table` reads `written` (what the stream holds), and `INSERT INTO` it puts `inserts` rows
+    ("w0", "w1", ...) into `stream`, read back with boto3."""
+    rows = spark.sql(f"SELECT CAST(data AS STRING) AS d, partitionKey FROM {table}").collect()
+    assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)
+    spark.sql(f"INSERT INTO {table} SELECT CONCAT('w', CAST(id AS STRING)) AS data, "
+              f"CAST(id % 3 AS STRING) AS partitionKey FROM range({inserts})")
+    inserted = {(d.decode(), k) for d, k in streams.data_set(streams.read_all(kinesis, stream)) if d.startswith(b"w")}
+    assert inserted == {(f"w{i}", str(i % 3)) for i in range(inserts)}
+
+
 @pytest.mark.compat
 def test_a_session_catalog_table_reads_and_writes_its_stream_as_the_dataframe_api_does(
         spark, local_kinesis_server, stream_name):
@@ -27,14 +38,7 @@ def test_a_session_catalog_table_reads_and_writes_its_stream_as_the_dataframe_ap
     spark.sql(f"CREATE TABLE {table} USING kinesis OPTIONS ("
               + ", ".join(f"{k} '{v}'" for k, v in options.items()) + ")")
     try:
-        rows = spark.sql(f"SELECT CAST(data AS STRING) AS d, partitionKey FROM {table}").collect()
-        assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)
-
-        spark.sql(f"INSERT INTO {table} SELECT CONCAT('w', CAST(id AS STRING)) AS data, "
-                  f"CAST(id % 3 AS STRING) AS partitionKey FROM range(50)")
-        inserted = {(d.decode(), k) for d, k in streams.data_set(streams.read_all(kinesis, stream_name))
-                    if d.startswith(b"w")}
-        assert inserted == {(f"w{i}", str(i % 3)) for i in range(50)}
+        _select_then_insert(spark, kinesis, table, stream_name, written, 50)
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {table}")
 
@@ -74,14 +78,7 @@ def test_a_kinesis_catalog_lists_reads_writes_and_streams_its_streams(spark, loc
     listed = [r.tableName for r in spark.sql(f"SHOW TABLES IN {name} LIKE '{stream_name}'").collect()]
     assert listed == [stream_name]
     table = f"{name}.`{stream_name}`"
-    rows = spark.sql(f"SELECT CAST(data AS STRING) AS d, partitionKey FROM {table}").collect()
-    assert sorted((r.d, r.partitionKey) for r in rows) == sorted(written)
-
-    spark.sql(f"INSERT INTO {table} SELECT CONCAT('w', CAST(id AS STRING)) AS data, "
-              f"CAST(id % 3 AS STRING) AS partitionKey FROM range(40)")
-    inserted = {(d.decode(), k) for d, k in streams.data_set(streams.read_all(kinesis, stream_name))
-                if d.startswith(b"w")}
-    assert inserted == {(f"w{i}", str(i % 3)) for i in range(40)}
+    _select_then_insert(spark, kinesis, table, stream_name, written, 40)
 
     out = f"catalog_read_{uuid.uuid4().hex[:8]}"
     query = (spark.readStream.table(table)
