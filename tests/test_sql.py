@@ -89,6 +89,17 @@ def test_a_kinesis_catalog_lists_reads_writes_and_streams_its_streams(spark, loc
     got = sorted(r.d for r in spark.sql(f"SELECT d FROM {out}").collect())
     assert got == sorted([d for d, _ in written] + [f"w{i}" for i in range(40)])
 
+    # Spark 4.1's SQL reads a table as a stream with STREAM: the same streaming read.
+    if tuple(int(p) for p in spark.version.split(".")[:2]) >= (4, 1):
+        streamed = spark.sql(f"SELECT CAST(data AS STRING) AS d FROM STREAM {table}")
+        assert streamed.isStreaming
+        sql_out = f"catalog_sql_read_{uuid.uuid4().hex[:8]}"
+        sql_query = (streamed.writeStream.format("memory").queryName(sql_out)
+                     .option("checkpointLocation", str(tmp_path / "sql-checkpoint")).trigger(availableNow=True).start())
+        wait_for(lambda: not sql_query.isActive, 180, "the AvailableNow read of STREAM <table>")
+        assert sql_query.exception() is None
+        assert sorted(r.d for r in spark.sql(f"SELECT d FROM {sql_out}").collect()) == got
+
     # A streaming write into another of the catalog's streams: toTable, every record once.
     copy = f"{stream_name[:100]}-copy"
     streams.create_stream(kinesis, copy, 1)
