@@ -82,12 +82,15 @@ final class FakeKinesis(val limits: Option[ServiceLimits] = None, clock: () => L
     CreateStreamResponse.builder().build()
   }
 
+  /** What DescribeStreamSummary says of every stream's status: ACTIVE, unless a test keeps streams CREATING. */
+  @volatile var reportedStatus: StreamStatus = StreamStatus.ACTIVE
+
   override def describeStreamSummary(request: DescribeStreamSummaryRequest): DescribeStreamSummaryResponse = {
     count("DescribeStreamSummary")
     limit("DescribeStreamSummary", "account", _.describeSummaryPerAccount)
     val s = named(request.streamName(), request.streamARN())
     DescribeStreamSummaryResponse.builder().streamDescriptionSummary(StreamDescriptionSummary.builder()
-        .streamName(s.name).streamARN(s.arn).streamStatus(StreamStatus.ACTIVE)
+        .streamName(s.name).streamARN(s.arn).streamStatus(reportedStatus)
         .streamModeDetails(StreamModeDetails.builder().streamMode(StreamMode.PROVISIONED).build())
         .retentionPeriodHours(24).streamCreationTimestamp(Instant.ofEpochMilli(s.createdMillis))
         .encryptionType(EncryptionType.NONE).openShardCount(s.openShards.size).consumerCount(0)
