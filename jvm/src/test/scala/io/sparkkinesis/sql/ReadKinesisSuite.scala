@@ -3,6 +3,7 @@ package io.sparkkinesis.sql
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.errors.KinesisOptionException
+import io.sparkkinesis.testing.ErrorText.assertMentions
 import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession, TestStreams}
 import io.sparkkinesis.testing.TestStreams.put
 
@@ -34,14 +35,11 @@ class ReadKinesisSuite extends AnyFunSuite with LocalKinesisServers with SharedS
 
   test("read_kinesis names what is wrong: an argument without a name, a missing option, an unknown one") {
     val positional = intercept[KinesisOptionException](spark.sql(s"SELECT * FROM read_kinesis('orders', $connection)"))
-    assert(positional.getMessage.contains("argument 1 of read_kinesis") && positional.getMessage.contains("=>"),
-      positional.getMessage)
+    assertMentions(positional, "argument 1 of read_kinesis", "=>")
     val missing = intercept[KinesisOptionException](spark.sql(s"SELECT * FROM read_kinesis($connection)"))
-    assert(missing.getMessage.contains("[KINESIS_MISSING_OPTION]") && missing.getMessage.contains("streamName"),
-      missing.getMessage)
+    assertMentions(missing, "[KINESIS_MISSING_OPTION]", "streamName")
     val unknown = intercept[KinesisOptionException](
       spark.sql(s"SELECT * FROM read_kinesis(streamName => 'orders', streamNme => 'x', $connection)"))
-    assert(unknown.getMessage.contains("[KINESIS_UNKNOWN_OPTION]") && unknown.getMessage.contains("streamNme"),
-      unknown.getMessage)
+    assertMentions(unknown, "[KINESIS_UNKNOWN_OPTION]", "streamNme")
   }
 }
