@@ -113,3 +113,30 @@ def test_a_kinesis_catalog_lists_reads_writes_and_streams_its_streams(spark, loc
 
     described = "\n".join(str(r) for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect())
     assert "shardCount=2" in described and "local-test-secret" not in described
+
+
+@pytest.mark.compat
+def test_stream_read_kinesis_is_a_streaming_read_where_spark_parses_it(spark, kinesalite_server, stream_name, tmp_path):
+    """`STREAM read_kinesis(...)`: Spark 4.2+ parses it, and the connector's extensions make it the streaming read
+    (Spark's own resolution would make it a batch one); older lines refuse it when parsing (docs/sql.md)."""
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    written = [(f"r{i}", f"k{i % 5}") for i in range(120)]
+    streams.put_records(kinesis, stream_name, written)
+    o = connector_options(kinesalite_server)
+    statement = (f"SELECT CAST(data AS STRING) AS d FROM STREAM read_kinesis(streamName => '{stream_name}', "
+                 f"initialPosition => 'trim_horizon', endpointUrl => '{o['endpointUrl']}', region => '{o['region']}', "
+                 f"awsAccessKey => '{o['awsAccessKeyId']}', awsSecretKey => '{o['awsSecretKey']}', "
+                 f"cborEnabled => {o['cborEnabled']})")
+    if tuple(int(p) for p in spark.version.split(".")[:2]) < (4, 2):
+        with pytest.raises(Exception, match="PARSE_SYNTAX_ERROR|mismatched input|Syntax error"):
+            spark.sql(statement)
+        return
+    read = spark.sql(statement)
+    assert read.isStreaming
+    out = f"tvf_stream_{uuid.uuid4().hex[:8]}"
+    query = (read.writeStream.format("memory").queryName(out).option("checkpointLocation", str(tmp_path / "c"))
+             .trigger(availableNow=True).start())
+    wait_for(lambda: not query.isActive, 180, "the AvailableNow read of STREAM read_kinesis(...)")
+    assert query.exception() is None
+    assert sorted(r.d for r in spark.sql(f"SELECT d FROM {out}").collect()) == sorted(d for d, _ in written)

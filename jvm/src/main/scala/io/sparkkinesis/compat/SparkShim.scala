@@ -3,6 +3,7 @@ package io.sparkkinesis.compat
 import scala.util.control.NonFatal
 
 import org.apache.spark.{SparkContext, SparkEnv}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.status.api.v1.ExecutorSummary
 
 /** The one place that touches Spark beyond its public DataSource V2 API. */
@@ -33,4 +34,18 @@ private[sparkkinesis] object SparkShim {
       list.asInstanceOf[scala.collection.Seq[ExecutorSummary]].filter(e => e.isActive && e.id != "driver")
         .map(e => e.id -> e.totalCores).toMap
     } catch { case NonFatal(_) => Map.empty }
+
+  /**
+   * The logical plan of a DataFrame (`queryExecution.logical`): a method of Spark 3.5's `Dataset` and of Spark 4's
+   * classic one, which the DataFrame API of Spark 4 no longer declares.
+   */
+  def logicalPlan(dataFrame: AnyRef): LogicalPlan = {
+    val execution = dataFrame.getClass.getMethod("queryExecution").invoke(dataFrame)
+    execution.getClass.getMethod("logical").invoke(execution).asInstanceOf[LogicalPlan]
+  }
+
+  /** Whether a parsed call of a table-valued function was written `STREAM f(...)` (Spark 4.2+; false before). */
+  def streamingCall(call: AnyRef): Boolean =
+    try call.getClass.getMethod("isStreaming").invoke(call).asInstanceOf[Boolean]
+    catch { case _: NoSuchMethodException => false }
 }

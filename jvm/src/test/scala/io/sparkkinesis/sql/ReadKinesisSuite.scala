@@ -33,6 +33,24 @@ class ReadKinesisSuite extends AnyFunSuite with LocalKinesisServers with SharedS
     assert(rows.map(_.getString(2)).distinct.length == 3, "every shard is read")
   }
 
+  test("STREAM read_kinesis(...) is the streaming read: every record once (Spark 4.2+, whose SQL parses it)") {
+    val Array(major, minor) = spark.version.split('.').take(2).map(_.toInt)
+    assume(major > 4 || (major == 4 && minor >= 2), s"Spark ${spark.version} parses no STREAM before a function")
+    val stream = TestStreams.freshStream(server, "sql-tvf-stream", 2)
+    put(server, stream, (0 until 300).map(i => s"k${i % 13}" -> s"r$i"))
+    val read = spark.sql(s"SELECT CAST(data AS STRING) AS d FROM STREAM read_kinesis(streamName => '$stream', " +
+      s"initialPosition => 'trim_horizon', $connection)")
+    assert(read.isStreaming, "STREAM read_kinesis(...) gave a batch read")
+    val query = read.writeStream.format("memory").queryName("read_kinesis_stream")
+      .option("checkpointLocation", java.nio.file.Files.createTempDirectory("sql-tvf-stream").toString)
+      .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start()
+    try assert(query.awaitTermination(180000L), "the AvailableNow read did not end within 3 minutes")
+    finally query.stop()
+    query.exception.foreach(e => fail(e))
+    val got = spark.sql("SELECT d FROM read_kinesis_stream").collect().map(_.getString(0)).toSeq
+    assert(got.sorted == (0 until 300).map(i => s"r$i").sorted)
+  }
+
   test("read_kinesis names what is wrong: an argument without a name, a missing option, an unknown one") {
     val positional = intercept[KinesisOptionException](spark.sql(s"SELECT * FROM read_kinesis('orders', $connection)"))
     assertMentions(positional, "argument 1 of read_kinesis", "=>")
