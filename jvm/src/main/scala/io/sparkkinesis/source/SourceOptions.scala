@@ -38,6 +38,12 @@ private[sparkkinesis] object SourceOptions {
         throw KinesisErrors.missingOption(O.InitialTimestamp.name, "2026-01-31T12:00:00Z")
       StartPosition.fromOption(word, opts.get(O.InitialTimestamp))
     }
+    // Kinesis starts no read after its own clock (GetShardIterator refuses it): say so, naming the option.
+    position.collect {
+      case StartPosition.AtTimestamp(millis) if millis > System.currentTimeMillis() =>
+        throw KinesisErrors.invalidOptionValue(O.InitialTimestamp.name, java.time.Instant.ofEpochMilli(millis).toString,
+          s"a time that has passed (it is ${java.time.Instant.now()} here): Kinesis starts no read at a future time")
+    }
     if (opts.contains(O.InitialTimestamp) && !position.exists(_.isInstanceOf[StartPosition.AtTimestamp]))
       throw KinesisErrors.conflictingOptions(
         "Option 'initialTimestamp' is only used with initialPosition=at_timestamp; set that too or remove it.")

@@ -43,6 +43,15 @@ class SourceOptionsSuite extends AnyFunSuite {
     assert(o.initialPosition.contains(StartPosition.AtTimestamp(1000)))
   }
 
+  test("an initialTimestamp in the future fails naming it, instead of the service's refusal at the first read") {
+    val future = java.time.Instant.now().plusSeconds(3600)
+    val e = intercept[KinesisOptionException](
+      parse(Map("streamName" -> "s", "initialPosition" -> "at_timestamp", "initialTimestamp" -> future.toString)))
+    assert(e.condition == "KINESIS_INVALID_OPTION_VALUE")
+    assert(e.getMessage.contains("Option 'initialTimestamp'") && e.getMessage.contains("a time that has passed"),
+      e.getMessage)
+  }
+
   test("static keys need both halves and are never printed") {
     val e = intercept[KinesisOptionException](parse(Map("streamName" -> "s", "awsAccessKeyId" -> "AKIAEXAMPLE")))
     assert(e.getMessage.contains("'awsSecretKey' is not"))
