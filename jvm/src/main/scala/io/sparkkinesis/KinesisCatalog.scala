@@ -35,7 +35,6 @@ class KinesisCatalog extends TableCatalog {
 
   @volatile private var catalogName: String = "kinesis"
   @volatile private var options: CatalogOptions = CatalogOptions.parse(Map.empty)
-  @volatile private var connection: Option[AwsConnection] = None
 
   override def initialize(name: String, catalogOptions: CaseInsensitiveStringMap): Unit = {
     catalogName = name
@@ -44,12 +43,8 @@ class KinesisCatalog extends TableCatalog {
 
   override def name(): String = catalogName
 
-  /** The connection, resolved at first use (the region may come from the environment). */
-  private def aws: AwsConnection = connection.getOrElse {
-    val c = AwsConnection.fromOptions(options.connection, Nil)
-    connection = Some(c)
-    c
-  }
+  /** The connection, resolved at first use, after `initialize` (the region may come from the environment). */
+  private lazy val aws: AwsConnection = AwsConnection.fromOptions(options.connection, Nil)
 
   /** The stream a table names: tables sit right under the catalog, named by stream name or ARN. */
   private def streamOf(ident: Identifier): StreamRef = {
@@ -127,8 +122,7 @@ class KinesisCatalog extends TableCatalog {
     val set = changes.map {
       case s: TableChange.SetProperty => s.property() -> s.value()
       case other => throw KinesisErrors.invalidTableProperty(other.getClass.getSimpleName,
-          "is not a change a " +
-            "Kinesis catalog can make",
+          "is not a change a Kinesis catalog can make",
           s"ALTER TABLE ... SET TBLPROPERTIES ('${StreamProperties.ShardCount}' = '8') " +
             s"or ('${StreamProperties.StreamMode}' = '${StreamProperties.OnDemand}'); a table's columns are the source's.")
     }.toMap

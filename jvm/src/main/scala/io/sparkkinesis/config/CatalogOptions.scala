@@ -9,20 +9,17 @@ import io.sparkkinesis.errors.KinesisErrors
  * may change or delete streams) and every other one, which its tables take as their options: the connection's
  * (`region`, `endpointUrl`, credentials, `roleArn`, ...) and defaults for every read or write of its streams
  * (`initialPosition`, `aggregation`, ...). Those are checked here as a read's and a write's would be, so a misspelt
- * catalog option fails when the catalog is first used, naming it. `streamName` is not one: a catalog's tables are
- * its streams.
+ * catalog option fails when the catalog is first used, naming it; `connection` is the read's parse, which says how
+ * to reach the service. `streamName` is not one: a catalog's tables are its streams.
  */
 private[sparkkinesis] final case class CatalogOptions(
     allowAlterStream: Boolean,
     allowDropStream: Boolean,
-    tableOptions: Map[String, String]) {
+    tableOptions: Map[String, String],
+    connection: ParsedOptions) {
 
   /** The options of the table of one stream: the catalog's, naming the stream. */
   def forStream(stream: String): Map[String, String] = tableOptions + (KinesisOptions.StreamName.name -> stream)
-
-  /** The options that say how to reach the service, parsed as a read's. */
-  def connection: ParsedOptions = ParsedOptions(TableOptions.forScope(tableOptions, Scope.Source, Dialect.Kinesis),
-    Scope.Source)
 }
 
 private[sparkkinesis] object CatalogOptions {
@@ -35,9 +32,11 @@ private[sparkkinesis] object CatalogOptions {
       throw KinesisErrors.conflictingOptions(s"Option '$k' is not a catalog option: each table of a Kinesis catalog " +
         "is the stream it is named after (SELECT ... FROM <catalog>.<stream>); remove it from the catalog's options.")
     }
-    Seq(Scope.Source, Scope.Sink).foreach(s => ParsedOptions(TableOptions.forScope(tables, s, Dialect.Kinesis), s))
+    def asSide(scope: Scope) = ParsedOptions(TableOptions.forScope(tables, scope, Dialect.Kinesis), scope)
+    val asRead = asSide(Scope.Source)
+    asSide(Scope.Sink) // checked only: a write of the catalog's tables parses its own
     val parsed = ParsedOptions(mine, Scope.Catalog)
     CatalogOptions(parsed.getOrDefault(KinesisOptions.AllowAlterStream),
-      parsed.getOrDefault(KinesisOptions.AllowDropStream), tables)
+      parsed.getOrDefault(KinesisOptions.AllowDropStream), tables, asRead)
   }
 }

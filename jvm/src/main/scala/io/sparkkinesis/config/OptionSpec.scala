@@ -9,9 +9,8 @@ sealed abstract class Scope(val label: String) extends Serializable {
    * Whether an option of this scope can be used where `other` is being configured. A catalog takes the connection's
    * options (those of both sides) besides its own; a read or a write takes none of the catalog's.
    */
-  def overlaps(other: Scope): Boolean = this == other ||
-    ((this == Scope.Both || other == Scope.Both) && this != Scope.Catalog && other != Scope.Catalog) ||
-    (this == Scope.Both && other == Scope.Catalog)
+  def overlaps(other: Scope): Boolean =
+    this == other || this == Scope.Both || (other == Scope.Both && this != Scope.Catalog)
 }
 private[sparkkinesis] object Scope {
   case object Source extends Scope("source")
