@@ -48,6 +48,22 @@ private[sparkkinesis] object AwsConnection {
       opts.getOrDefault(KinesisOptions.CborEnabled))
   }
 
+  /**
+   * The connection of the schema registry functions: the region and credentials as a read takes them, and the Glue
+   * endpoint `registryEndpointUrl` as its endpoint (`endpointUrl` is Kinesis's, so it is refused here).
+   */
+  def forRegistry(opts: ParsedOptions): AwsConnection = {
+    Seq(KinesisOptions.EndpointUrl, KinesisOptions.StreamName, KinesisOptions.CborEnabled).find(opts.contains)
+      .foreach { o =>
+        throw KinesisErrors.optionNotForScope(o.name,
+          "source and sink (for the Glue endpoint, use " +
+            s"'${KinesisOptions.RegistryEndpointUrl.name}')", opts.scope.label)
+      }
+    val endpoint = opts.get(KinesisOptions.RegistryEndpointUrl)
+    endpoint.foreach(validateUrl(KinesisOptions.RegistryEndpointUrl.name, _))
+    AwsConnection(resolveRegion(opts, Nil, endpoint.isDefined), endpoint, credentials(opts), cborEnabled = false)
+  }
+
   private def credentials(opts: ParsedOptions): CredentialsConfig = {
     val base = baseCredentials(opts)
     opts.get(KinesisOptions.RoleArn) match {

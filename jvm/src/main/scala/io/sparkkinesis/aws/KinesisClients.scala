@@ -205,7 +205,9 @@ private[sparkkinesis] object KinesisClients {
       .build()
 
   /** The credentials provider of `c`, and what was built for it (closed with the client). */
-  private def credentialsProvider(c: CredentialsConfig, region: String): (AwsCredentialsProvider, Seq[AutoCloseable]) =
+  private[aws] def credentialsProvider(
+      c: CredentialsConfig,
+      region: String): (AwsCredentialsProvider, Seq[AutoCloseable]) =
     c match {
       case CredentialsConfig.StaticKeys(id, secret, None) =>
         (StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret)), Nil)

@@ -70,7 +70,7 @@ private[sparkkinesis] final case class RetryPolicy(
    * caller's to repair (its handler runs, then `f` is tried again without counting a retry, e.g. an expired
    * iterator). `onRetry` sees every failure that will be retried. Anything else, or a retryable failure once the
    * policy is exhausted, ends the call with the user-facing error of [[Failure.toUserError]] or
-   * [KINESIS_RETRIES_EXHAUSTED].
+   * [KINESIS_RETRIES_EXHAUSTED]. `what` names the call in that error, `<operation> on stream '<stream>'` unless given.
    */
   def call[T](
       operation: String,
@@ -78,8 +78,9 @@ private[sparkkinesis] final case class RetryPolicy(
       handled: PartialFunction[Failure, Unit] = PartialFunction.empty,
       onRetry: Failure => Unit = _ => (),
       sleep: Long => Unit = Thread.sleep,
-      nanoTime: () => Long = () => System.nanoTime())(f: => T): T = {
-    val retries = new Retries(operation, stream)
+      nanoTime: () => Long = () => System.nanoTime(),
+      what: Option[String] = None)(f: => T): T = {
+    val retries = new Retries(operation, stream, what)
     while (true) {
       try {
         val result = f
@@ -103,7 +104,7 @@ private[sparkkinesis] final case class RetryPolicy(
    * real-time task reading several shards, which must not hold the others while one of them backs off. The same
    * rules as [[call]] (which uses it): [[failed]] answers the pause before the next try, or throws what ends the call.
    */
-  final class Retries(operation: String, stream: String) {
+  final class Retries(operation: String, stream: String, named: Option[String] = None) {
     private var failures = 0
     private var firstFailure = 0L
     private var codes = List.empty[String]
@@ -128,7 +129,7 @@ private[sparkkinesis] final case class RetryPolicy(
       failures += 1
       codes ::= Failure.code(e)
       if (exhausted(failure, failures, nowNanos - firstFailure)) {
-        val what = s"$operation on stream '$stream'"
+        val what = named.getOrElse(s"$operation on stream '$stream'")
         throw giveUp(what, failures, nowNanos - firstFailure, e)(
           KinesisErrors.retriesExhausted(what, failures, codes, Failure.unwrap(e)))
       }

@@ -195,6 +195,53 @@ private[sparkkinesis] object KinesisOptions {
     "Whether `DROP TABLE <catalog>.<stream>` may delete the stream and every record in it (a stream with " +
       "registered consumers is never deleted). Set as `spark.sql.catalog.<name>.allowDropStream`.", "Catalog")
 
+  // ---- schema registry functions (docs/schema-registry.md) ----
+  private val Registry = "Schema registry"
+  val RegistryEndpointUrl: OptionSpec[String] = OptionSpec("registryEndpointUrl", Text, None, Scope.SchemaRegistry,
+    V0_1,
+    "AWS Glue endpoint to use instead of the region's, e.g. a VPC endpoint or a local server for tests. " +
+      "(`endpointUrl` is Kinesis's and is not taken here.)", Registry)
+  val RegistryName: OptionSpec[String] = OptionSpec("registryName", Text, Some("default-registry"),
+    Scope.SchemaRegistry, V0_1, "The Glue Schema Registry registry of `schemaName`.", Registry)
+  val SchemaName: OptionSpec[String] = OptionSpec("schemaName", Text, None, Scope.SchemaRegistry, V0_1,
+    "The registered schema: when decoding, the shape every record is read as (its version `schemaVersionNumber`); " +
+      "when encoding, the schema records are written with. Give it or `schemaDefinition`.", Registry)
+  val SchemaVersionNumber: OptionSpec[String] = OptionSpec("schemaVersionNumber", Text, Some("latest"),
+    Scope.SchemaRegistry, V0_1,
+    "Which version of `schemaName`: a version number, or `latest` (looked up once, when the query is analyzed).",
+    Registry)
+  val SchemaDefinition: OptionSpec[String] = OptionSpec("schemaDefinition", Text, None, Scope.SchemaRegistry, V0_1,
+    "A schema given in full (Avro schema JSON) instead of `schemaName`: the reader schema when decoding, the " +
+      "writer schema when encoding (with `schemaName` too, the version of that schema with this definition).",
+    Registry)
+  val DataFormat: OptionSpec[String] = OptionSpec("dataFormat", Choice(Seq("avro", "json", "protobuf")), None,
+    Scope.SchemaRegistry, V0_1,
+    "The payloads' format. A registered schema says its own; `schemaDefinition` alone is `avro` unless told. " +
+      "This release decodes and encodes `avro`.", Registry, defaultDoc = Some("(the schema's, else avro)"))
+  val Framing: OptionSpec[String] = OptionSpec("framing", Choice(Seq("glue", "none")), Some("glue"),
+    Scope.SchemaRegistry, V0_1,
+    "`glue`: each payload starts with the Glue Schema Registry header (version byte, compression byte, schema " +
+      "version id). `none`: plain payloads, written with the schema the options give.", Registry)
+  val DecodeMode: OptionSpec[String] = OptionSpec("mode", Choice(Seq("failfast", "permissive")), Some("failfast"),
+    Scope.SchemaRegistry, V0_1,
+    "`failfast` stops the query at the first payload that cannot be decoded, naming it; `permissive` gives nulls " +
+      "and the reason in the field `errorField`.", Registry)
+  val ErrorField: OptionSpec[String] = OptionSpec("errorField", Text, Some("_error"), Scope.SchemaRegistry, V0_1,
+    "With `mode=permissive`, the name of the string field added to the decoded struct: null, or why the payload " +
+      "could not be decoded.", Registry)
+  val Compression: OptionSpec[String] = OptionSpec("compression", Choice(Seq("none", "zlib")), Some("none"),
+    Scope.SchemaRegistry, V0_1, "When encoding, whether the body of each framed payload is zlib-compressed.", Registry)
+  val AutoRegistration: OptionSpec[Boolean] = OptionSpec("autoRegistration", Bool, Some(false), Scope.SchemaRegistry,
+    V0_1,
+    "When encoding with `schemaDefinition` that is not registered yet, register it as a new version of " +
+      "`schemaName` (creating the schema when needed) instead of failing.", Registry)
+  val SchemaCacheSize: OptionSpec[Int] = OptionSpec("schemaCacheSize", Integer(1, 1000000), Some(1000),
+    Scope.SchemaRegistry, V0_1, "Schema versions one executor keeps; the least recently used leave first.", Registry)
+  val SchemaCacheTtl: OptionSpec[Duration] = OptionSpec("schemaCacheTtl",
+    TimeSpan(Duration.ofSeconds(1), Duration.ofDays(30)), Some(Duration.ofHours(24)), Scope.SchemaRegistry, V0_1,
+    "How long a fetched schema version is used before it is fetched again; while the registry cannot be reached " +
+      "the cached one is used on.", Registry)
+
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, CborEnabled,
     AwsAccessKeyId, AwsSecretKey, AwsSessionToken, AwsProfile, RoleArn, RoleExternalId, RoleSessionName, StsEndpointUrl,
@@ -207,7 +254,9 @@ private[sparkkinesis] object KinesisOptions {
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,
-    AggregationMaxSize, AllowAlterStream, AllowDropStream)
+    AggregationMaxSize, AllowAlterStream, AllowDropStream,
+    RegistryEndpointUrl, RegistryName, SchemaName, SchemaVersionNumber, SchemaDefinition, DataFormat, Framing,
+    DecodeMode, ErrorField, Compression, AutoRegistration, SchemaCacheSize, SchemaCacheTtl)
 
   /**
    * Defaults that differ under a dialect's format, because that program's users get them there and they change

@@ -6,11 +6,12 @@ import java.util.Locale
 sealed abstract class Scope(val label: String) extends Serializable {
 
   /**
-   * Whether an option of this scope can be used where `other` is being configured. A catalog takes the connection's
-   * options (those of both sides) besides its own; a read or a write takes none of the catalog's.
+   * Whether an option of this scope can be used where `other` is being configured. A catalog and the schema registry
+   * functions take the connection's options (those of both sides) besides their own; a read or a write takes none of
+   * theirs.
    */
   def overlaps(other: Scope): Boolean =
-    this == other || this == Scope.Both || (other == Scope.Both && this != Scope.Catalog)
+    this == other || this == Scope.Both || (other == Scope.Both && !Scope.ownSettings(this))
 }
 private[sparkkinesis] object Scope {
   case object Source extends Scope("source")
@@ -19,6 +20,12 @@ private[sparkkinesis] object Scope {
 
   /** A Kinesis catalog's own settings (`spark.sql.catalog.<name>.<option>`), not a read's or a write's. */
   case object Catalog extends Scope("catalog")
+
+  /** The settings of `from_glue_schema_registry` and `to_glue_schema_registry` (their `options` map). */
+  case object SchemaRegistry extends Scope("schema registry functions")
+
+  /** Scopes whose options only their own use takes. */
+  val ownSettings: Set[Scope] = Set(Catalog, SchemaRegistry)
 }
 
 /**

@@ -216,6 +216,48 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_FOREIGN_CHECKPOINT",
       Map("checkpoint" -> checkpoint, "batch" -> batch.toString, "missing" -> missing))
 
+  /**
+   * A Glue Schema Registry call that retrying cannot fix: the advice fits what the service said (`denied`: it refused
+   * the credentials or their permissions).
+   */
+  def schemaRegistryError(
+      operation: String,
+      subject: String,
+      errorCode: String,
+      serviceMessage: String,
+      region: String,
+      denied: Boolean,
+      cause: Throwable): KinesisException = {
+    val advice = errorCode match {
+      case _ if denied =>
+        s"Check the credentials and that their policy allows glue:$operation (docs/schema-registry.md, Permissions)."
+      case "EntityNotFoundException" =>
+        "Check 'registryName', 'schemaName' and 'schemaVersionNumber', and that 'region' (or 'registryEndpointUrl') " +
+          "is the registry's; a schema version id comes from the record's header, so the record was written with " +
+          "a registry these options do not reach."
+      case _ => "Check the schema registry options (docs/schema-registry.md)."
+    }
+    new KinesisException("KINESIS_SCHEMA_REGISTRY_ERROR",
+      Map("operation" -> operation, "subject" -> subject,
+        "region" -> region, "errorCode" -> errorCode, "serviceMessage" -> serviceMessage.take(600), "advice" -> advice),
+      cause)
+  }
+
+  /** A payload `from_glue_schema_registry` cannot decode, with `mode=failfast`. */
+  def schemaDecodeFailed(position: String, schemaVersionId: String, problem: String, fix: String): KinesisException =
+    new KinesisException("KINESIS_SCHEMA_DECODE_FAILED",
+      Map("position" -> position, "schemaVersionId" -> schemaVersionId, "problem" -> problem, "fix" -> fix))
+
+  /** A value `to_glue_schema_registry` cannot encode with its schema. */
+  def schemaEncodeFailed(position: String, schema: String, problem: String, fix: String): KinesisException =
+    new KinesisException("KINESIS_SCHEMA_ENCODE_FAILED",
+      Map("position" -> position, "schema" -> schema, "problem" -> problem, "fix" -> fix))
+
+  /** A schema the functions cannot use for this column or these options, found when the query is analyzed. */
+  def invalidSchema(schema: String, problem: String, fix: String): KinesisOptionException =
+    new KinesisOptionException("KINESIS_INVALID_SCHEMA",
+      Map("schema" -> schema.capitalize, "problem" -> problem, "fix" -> fix))
+
   // Warnings: logged, never thrown. Each starts with its `[KINESIS_*]` name, as an error does, so that a search of
   // the logs finds it and docs/troubleshooting.md explains it; they are not error conditions of the JSON.
 

@@ -1,4 +1,4 @@
-package io.sparkkinesis.registry.avro
+package io.sparkkinesis.avro
 
 import java.io.ByteArrayOutputStream
 import java.math.RoundingMode

@@ -1,4 +1,4 @@
-package io.sparkkinesis.registry.avro
+package io.sparkkinesis.avro
 
 import io.sparkkinesis.compat.CollectionConverters._
 

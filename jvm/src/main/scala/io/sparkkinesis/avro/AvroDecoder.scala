@@ -1,4 +1,4 @@
-package io.sparkkinesis.registry.avro
+package io.sparkkinesis.avro
 
 import java.math.{BigDecimal => JBigDecimal, BigInteger}
 import java.nio.ByteBuffer

@@ -1,0 +1,203 @@
+package io.sparkkinesis.aws
+
+import java.io.{IOException, InputStream}
+import java.net.URI
+import java.nio.charset.StandardCharsets.UTF_8
+import java.time.Duration
+import java.util.UUID
+
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.ObjectNode
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider
+import software.amazon.awssdk.awscore.exception.{AwsErrorDetails, AwsServiceException}
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.http.{
+  ContentStreamProvider,
+  HttpExecuteRequest,
+  SdkHttpClient,
+  SdkHttpMethod,
+  SdkHttpRequest
+}
+import software.amazon.awssdk.http.auth.aws.signer.{AwsV4FamilyHttpSigner, AwsV4HttpSigner}
+import software.amazon.awssdk.http.auth.spi.signer.SignRequest
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
+import software.amazon.awssdk.identity.spi.AwsCredentialsIdentity
+
+import io.sparkkinesis.errors.KinesisErrors
+
+/** One version of a registered schema, as the Glue Schema Registry describes it. */
+private[sparkkinesis] final case class SchemaVersion(
+    id: UUID,
+    definition: String,
+    dataFormat: String,
+    versionNumber: Long,
+    status: String)
+
+/** Which registered schema: a registry and a schema name in it. */
+private[sparkkinesis] final case class SchemaId(registry: String, schema: String) {
+  override def toString: String = s"schema '$schema' of registry '$registry'"
+}
+
+/**
+ * The few AWS Glue Schema Registry calls the schema registry functions make, sent as the Glue JSON API's requests,
+ * signed with the SDK's SigV4 signer, over the SDK's HTTP client, with the connector's retry policy. The SDK's Glue
+ * client would do the same, but it is a 10 MB jar for the whole of Glue, which every artifact of the connector would
+ * carry for these four calls (docs/schema-registry.md, "Dependencies"). Errors the service answers come back as
+ * [[AwsServiceException]]s with its error code and status, so [[Failure]] classifies them as it does Kinesis's;
+ * those retrying cannot fix end as [KINESIS_SCHEMA_REGISTRY_ERROR].
+ */
+private[sparkkinesis] final class GlueRegistryClient(
+    connection: AwsConnection,
+    credentials: AwsCredentialsProvider,
+    http: SdkHttpClient,
+    policy: RetryPolicy) {
+
+  private val endpoint: URI =
+    URI.create(connection.endpointUrl.getOrElse(s"https://glue.${connection.region}.amazonaws.com"))
+  private val signer = AwsV4HttpSigner.create()
+  private val json = new ObjectMapper()
+
+  /** The version of `id`: the schema a framed record was written with. */
+  def schemaVersion(id: UUID): SchemaVersion =
+    version(call("GetSchemaVersion", s"schema version id $id", obj().put("SchemaVersionId", id.toString)))
+
+  /** Version `number` of `schema`, the latest when None. */
+  def schemaVersion(schema: SchemaId, number: Option[Long]): SchemaVersion = {
+    val request = obj()
+    request.set[JsonNode]("SchemaId", schemaId(schema))
+    val n = request.putObject("SchemaVersionNumber")
+    number match {
+      case Some(v) => n.put("VersionNumber", v)
+      case None => n.put("LatestVersion", true)
+    }
+    version(call("GetSchemaVersion", s"$schema, version ${number.fold("latest")(_.toString)}", request))
+  }
+
+  /** The version id of `schema` whose definition is `definition`, None when it has none. */
+  def versionOf(schema: SchemaId, definition: String): Option[SchemaVersion] = {
+    val request = obj().put("SchemaDefinition", definition)
+    request.set[JsonNode]("SchemaId", schemaId(schema))
+    found("GetSchemaByDefinition", s"a definition of $schema", request).map { r =>
+      SchemaVersion(UUID.fromString(r.path("SchemaVersionId").asText()), definition, r.path("DataFormat").asText(), -1,
+        r.path("Status").asText())
+    }
+  }
+
+  /** Registers `definition` as a new version of `schema` (creating the schema when it does not exist). */
+  def register(schema: SchemaId, dataFormat: String, definition: String): SchemaVersion = {
+    val request = obj().put("SchemaDefinition", definition)
+    request.set[JsonNode]("SchemaId", schemaId(schema))
+    val registered = found("RegisterSchemaVersion", s"a new version of $schema", request).getOrElse(
+      call("CreateSchema", s"$schema", create(schema, dataFormat, definition)))
+    SchemaVersion(UUID.fromString(registered.path("SchemaVersionId").asText()), definition, dataFormat,
+      registered.path("VersionNumber").asLong(1), registered.path("Status").asText("AVAILABLE"))
+  }
+
+  private def obj(): ObjectNode = json.createObjectNode()
+
+  private def create(schema: SchemaId, dataFormat: String, definition: String): ObjectNode = {
+    val request = obj().put("SchemaName", schema.schema).put("DataFormat", dataFormat)
+      .put("Compatibility", "BACKWARD").put("SchemaDefinition", definition)
+    request.putObject("RegistryId").put("RegistryName", schema.registry)
+    request
+  }
+
+  private def schemaId(s: SchemaId): ObjectNode = obj().put("RegistryName", s.registry).put("SchemaName", s.schema)
+
+  private def version(r: JsonNode): SchemaVersion =
+    SchemaVersion(UUID.fromString(r.path("SchemaVersionId").asText()), r.path("SchemaDefinition").asText(),
+      r.path("DataFormat").asText(), r.path("VersionNumber").asLong(), r.path("Status").asText())
+
+  /** Sends `operation` with `request`, retrying what the policy retries; `what` names its subject in errors. */
+  private def call(operation: String, what: String, request: ObjectNode): JsonNode =
+    answer(operation, what, request, notFoundIsAnswer = false).get
+
+  /** [[call]] for a call whose EntityNotFoundException means "none yet": None then. */
+  private def found(operation: String, what: String, request: ObjectNode): Option[JsonNode] =
+    answer(operation, what, request, notFoundIsAnswer = true)
+
+  private def answer(
+      operation: String,
+      what: String,
+      request: ObjectNode,
+      notFoundIsAnswer: Boolean): Option[JsonNode] =
+    policy.call(operation, what, what = Some(s"Glue Schema Registry $operation for $what")) {
+      val body = json.writeValueAsBytes(request)
+      send(operation, body) match {
+        case (status, answer) if status / 100 == 2 => Some(answer)
+        case (status, answer) =>
+          val code = GlueRegistryClient.errorCode(answer)
+          val message = Option(answer.path("Message").textValue()).orElse(Option(answer.path("message").textValue()))
+            .getOrElse(s"HTTP $status")
+          if (code == "EntityNotFoundException" && notFoundIsAnswer) None
+          else {
+            val error = AwsServiceException.builder().statusCode(status).message(message)
+              .awsErrorDetails(AwsErrorDetails.builder().serviceName("Glue").errorCode(code).errorMessage(message)
+                  .build()).build()
+            val failure = Failure.of(error)
+            if (failure.retryable) throw error
+            throw KinesisErrors.schemaRegistryError(operation, what, code, message, connection.region,
+              failure == Failure.AccessDenied, error)
+          }
+      }
+    }
+
+  private def send(operation: String, body: Array[Byte]): (Int, JsonNode) = {
+    val unsigned = SdkHttpRequest.builder().method(SdkHttpMethod.POST).uri(endpoint)
+      .putHeader("Content-Type", "application/x-amz-json-1.1")
+      .putHeader("X-Amz-Target", s"AWSGlue.$operation")
+      .build()
+    val identity: AwsCredentialsIdentity = credentials.resolveCredentials()
+    val signed = signer.sign(SignRequest.builder(identity).request(unsigned)
+        .payload(ContentStreamProvider.fromByteArray(body))
+        .putProperty(AwsV4FamilyHttpSigner.SERVICE_SIGNING_NAME, "glue")
+        .putProperty(AwsV4HttpSigner.REGION_NAME, connection.region)
+        .build())
+    try {
+      val response = http.prepareRequest(HttpExecuteRequest.builder().request(signed.request())
+          .contentStreamProvider(signed.payload().orElse(null)).build()).call()
+      val status = response.httpResponse().statusCode()
+      val stream = response.responseBody()
+      val answer =
+        if (stream.isPresent) GlueRegistryClient.readJson(json, stream.get) else json.createObjectNode()
+      (status, answer)
+    } catch {
+      case e: IOException => throw SdkClientException.builder().message(s"$operation: ${e.getMessage}").cause(e).build()
+    }
+  }
+}
+
+private[sparkkinesis] object GlueRegistryClient {
+
+  /** How long one call may wait for an answer. */
+  val SocketTimeout: Duration = Duration.ofSeconds(30)
+
+  private val clients = new ClientCache[AwsConnection, GlueRegistryClient](KinesisClients.MaxClients,
+    KinesisClients.CloseDelayMillis, build)
+
+  /** The client of `connection` (its `endpointUrl` the Glue endpoint), one per JVM and connection. */
+  def apply(connection: AwsConnection): GlueRegistryClient = clients(connection)
+
+  private def build(c: AwsConnection): ClientCache.Built[GlueRegistryClient] = {
+    val (credentials, closeables) = KinesisClients.credentialsProvider(c.credentials, c.region)
+    val http = UrlConnectionHttpClient.builder().connectionTimeout(KinesisClients.ConnectTimeout)
+      .socketTimeout(SocketTimeout).build()
+    val client = new GlueRegistryClient(c, credentials, http, RetryPolicy.Default.on(c))
+    ClientCache.Built(client, http +: closeables)
+  }
+
+  private def readJson(json: ObjectMapper, in: InputStream): JsonNode =
+    try {
+      val bytes = in.readAllBytes()
+      if (bytes.isEmpty) json.createObjectNode() else json.readTree(new String(bytes, UTF_8))
+    } catch { case NonFatal(e) => throw SdkClientException.builder().message(e.getMessage).cause(e).build() }
+    finally in.close()
+
+  /** The error code of a Glue error answer (`__type`, possibly namespaced `...#Code`). */
+  private def errorCode(answer: JsonNode): String = {
+    val t = answer.path("__type").asText("")
+    if (t.isEmpty) "UnknownError" else t.substring(t.lastIndexOf('#') + 1)
+  }
+}
