@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -19,48 +16,18 @@ from pathlib import Path
 import pytest
 
 from conftest import connector_options
-from harness import streams
+from harness import moto, streams
 
 from spark_kinesis import read_kinesis
 
 ROLE_ARN = "arn:aws:iam::123456789012:role/kinesis-writer"
-START_TIMEOUT_S = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def moto_sts(tmp_path_factory):
     """moto's server on a free loopback port; yields its endpoint; stopped by PID."""
-    port = _free_port()
-    log = open(Path(tmp_path_factory.mktemp("moto")) / "moto.log", "w")
-    server = Path(sys.executable).with_name("moto_server")
-    process = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT_S
-    try:
-        while True:
-            try:
-                urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=2).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server did not start on {endpoint}")
-                time.sleep(0.1)
+    with moto.running(Path(tmp_path_factory.mktemp("moto"))) as endpoint:
         yield endpoint
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 def _assumed_roles(endpoint):
@@ -94,7 +61,7 @@ def test_unreachable_sts_fails_the_write(spark, kinesalite_server, stream_name):
     """Issue 13.5: with the sink's defaults (a 2-minute maxRetryDuration), an STS that never answered ends the
     write after 3 s of retries (it took 26 s with maxRetries=2), naming the STS endpoint and the role."""
     streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
-    sts = f"http://127.0.0.1:{_free_port()}"
+    sts = f"http://127.0.0.1:{moto.free_port()}"
     options = _role_options(kinesalite_server, sts, "unreachable")
     df = spark.createDataFrame([("a", "k")], "data string, partitionKey string")
     start = time.monotonic()

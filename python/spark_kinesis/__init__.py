@@ -16,6 +16,7 @@ from spark_kinesis import errors
 from spark_kinesis._jar import __version__, jar_path
 from spark_kinesis.io import InitialPosition, InitialPositionValue, kinesis_stream, read_kinesis, write_kinesis
 from spark_kinesis.options import KinesisOptions
+from spark_kinesis.schema_registry import from_glue_schema_registry, to_glue_schema_registry
 from spark_kinesis.session import configure_spark_with_kinesis
 
 __all__ = [
@@ -25,8 +26,10 @@ __all__ = [
     "KinesisOptions",
     "configure_spark_with_kinesis",
     "errors",
+    "from_glue_schema_registry",
     "jar_path",
     "kinesis_stream",
     "read_kinesis",
+    "to_glue_schema_registry",
     "write_kinesis",
 ]

@@ -137,8 +137,10 @@ def normalize(arguments: Iterable[Tuple[str, object]], scope: str,
         if info.name in given_as:
             raise _error("KINESIS_CONFLICTING_OPTIONS",
                          f"'{given_as[info.name]}' and '{keyword}' both set the option '{info.name}'; give it once.")
-        # A catalog takes every option: its own, the connection's, and defaults for its tables' reads and writes.
-        if scope != "catalog" and info.scope not in ("both", scope):
+        # A catalog takes every option but the schema registry functions': its own, the connection's, and defaults
+        # for its tables' reads and writes. The functions take the connection's and their own.
+        if (info.scope == "schemaregistry" and scope != info.scope) or \
+                (scope != "catalog" and info.scope not in ("both", scope)):
             raise _error("KINESIS_OPTION_NOT_APPLICABLE",
                          f"Option '{keyword}' applies to the Kinesis {info.scope} only, not to the {scope}. Remove it.")
         text = _text(info, keyword, value)

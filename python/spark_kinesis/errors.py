@@ -49,6 +49,8 @@ __all__ = [
     "KinesisRecordRejectedError",
     "KinesisConnectorNotFoundError",
     "KinesisVersionError",
+    "KinesisSchemaRegistryError",
+    "KinesisDecodeError",
     "KinesisConsumerError",
     "condition_of",
     "from_exception",
@@ -142,6 +144,15 @@ class KinesisVersionError(KinesisError):
     """The installed PySpark or jar does not match what this package was built for."""
 
 
+class KinesisSchemaRegistryError(KinesisError):
+    """A Glue Schema Registry call failed: no such schema or version, access denied, or another refusal."""
+
+
+class KinesisDecodeError(KinesisError, ValueError):
+    """A payload ``from_glue_schema_registry`` cannot decode (``mode=failfast``), or a value
+    ``to_glue_schema_registry`` cannot encode."""
+
+
 _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_UNKNOWN_OPTION": KinesisOptionError,
     "KINESIS_OPTION_NOT_APPLICABLE": KinesisOptionError,
@@ -174,6 +185,10 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_STREAM_NOT_ACTIVE": KinesisServiceError,
     "KINESIS_RECORD_TOO_LARGE": KinesisRecordTooLargeError,
     "KINESIS_RECORD_REJECTED": KinesisRecordRejectedError,
+    "KINESIS_INVALID_SCHEMA": KinesisSchemaError,
+    "KINESIS_SCHEMA_REGISTRY_ERROR": KinesisSchemaRegistryError,
+    "KINESIS_SCHEMA_DECODE_FAILED": KinesisDecodeError,
+    "KINESIS_SCHEMA_ENCODE_FAILED": KinesisDecodeError,
     # Raised by this package only, never by the JVM.
     "KINESIS_CONNECTOR_NOT_FOUND": KinesisConnectorNotFoundError,
     "KINESIS_VERSION_MISMATCH": KinesisVersionError,

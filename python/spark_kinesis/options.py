@@ -75,6 +75,19 @@ class KinesisOptions:
     AGGREGATION_MAX_SIZE: Final = "aggregationMaxSize"
     ALLOW_ALTER_STREAM: Final = "allowAlterStream"
     ALLOW_DROP_STREAM: Final = "allowDropStream"
+    REGISTRY_ENDPOINT_URL: Final = "registryEndpointUrl"
+    REGISTRY_NAME: Final = "registryName"
+    SCHEMA_NAME: Final = "schemaName"
+    SCHEMA_VERSION_NUMBER: Final = "schemaVersionNumber"
+    SCHEMA_DEFINITION: Final = "schemaDefinition"
+    DATA_FORMAT: Final = "dataFormat"
+    FRAMING: Final = "framing"
+    MODE: Final = "mode"
+    ERROR_FIELD: Final = "errorField"
+    COMPRESSION: Final = "compression"
+    AUTO_REGISTRATION: Final = "autoRegistration"
+    SCHEMA_CACHE_SIZE: Final = "schemaCacheSize"
+    SCHEMA_CACHE_TTL: Final = "schemaCacheTtl"
 
 
 # name, type, scope, default, choices, minimum, maximum, secret, and what a value must be.
@@ -220,6 +233,45 @@ OPTIONS: Dict[str, OptionInfo] = {
     "allowDropStream": OptionInfo(
         "allowDropStream", "boolean", "catalog", "false", (), None, None, False,
         "true or false"),
+    "registryEndpointUrl": OptionInfo(
+        "registryEndpointUrl", "string", "schemaregistry", None, (), None, None, False,
+        "a non-empty string"),
+    "registryName": OptionInfo(
+        "registryName", "string", "schemaregistry", "default-registry", (), None, None, False,
+        "a non-empty string"),
+    "schemaName": OptionInfo(
+        "schemaName", "string", "schemaregistry", None, (), None, None, False,
+        "a non-empty string"),
+    "schemaVersionNumber": OptionInfo(
+        "schemaVersionNumber", "string", "schemaregistry", "latest", (), None, None, False,
+        "a non-empty string"),
+    "schemaDefinition": OptionInfo(
+        "schemaDefinition", "string", "schemaregistry", None, (), None, None, False,
+        "a non-empty string"),
+    "dataFormat": OptionInfo(
+        "dataFormat", "enum", "schemaregistry", None, ("avro", "json", "protobuf"), None, None, False,
+        "one of avro, json, protobuf"),
+    "framing": OptionInfo(
+        "framing", "enum", "schemaregistry", "glue", ("glue", "none"), None, None, False,
+        "one of glue, none"),
+    "mode": OptionInfo(
+        "mode", "enum", "schemaregistry", "failfast", ("failfast", "permissive"), None, None, False,
+        "one of failfast, permissive"),
+    "errorField": OptionInfo(
+        "errorField", "string", "schemaregistry", "_error", (), None, None, False,
+        "a non-empty string"),
+    "compression": OptionInfo(
+        "compression", "enum", "schemaregistry", "none", ("none", "zlib"), None, None, False,
+        "one of none, zlib"),
+    "autoRegistration": OptionInfo(
+        "autoRegistration", "boolean", "schemaregistry", "false", (), None, None, False,
+        "true or false"),
+    "schemaCacheSize": OptionInfo(
+        "schemaCacheSize", "int", "schemaregistry", "1000", (), 1, 1000000, False,
+        "a whole number from 1 to 1000000"),
+    "schemaCacheTtl": OptionInfo(
+        "schemaCacheTtl", "duration", "schemaregistry", "86400s", (), None, None, False,
+        "a duration from 1s to 2592000s such as 200ms, 5s or 2m"),
 }
 
 # Other connectors' names taken under format("kinesis") (io.sparkkinesis.config.ForeignOptions), each with the

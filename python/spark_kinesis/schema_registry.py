@@ -1,0 +1,110 @@
+"""Typed payloads: decoding and encoding AWS Glue Schema Registry (and plain) Avro with DataFrame columns.
+
+Both functions take the options of docs/options.md, "Schema registry", as a mapping, as keyword arguments, or both,
+in any spelling (``schemaName``, ``schema_name``), plus the connection's region and credential options. In classic
+PySpark they build the column in the connector's JVM directly; with Spark Connect they call the SQL functions the
+connector's session extension registers (``configure_spark_with_kinesis`` adds it; a Connect server needs
+``spark.sql.extensions=io.sparkkinesis.KinesisSparkExtensions``). See docs/schema-registry.md.
+
+>>> from spark_kinesis import kinesis_stream, from_glue_schema_registry  # doctest: +SKIP
+>>> orders = kinesis_stream(spark, "orders").select(  # doctest: +SKIP
+...     from_glue_schema_registry("data", registry_name="shop", schema_name="orders").alias("order"))
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Tuple, Union
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from spark_kinesis._validate import normalize
+from spark_kinesis.errors import translate_errors
+
+__all__ = ["from_glue_schema_registry", "to_glue_schema_registry"]
+
+ColumnOrName = Union[Column, str]
+
+_DECODE = "from_glue_schema_registry"
+_ENCODE = "to_glue_schema_registry"
+
+
+def _options(options: Optional[Mapping[str, object]], keywords: Dict[str, object]) -> Dict[str, str]:
+    pairs: List[Tuple[str, object]] = list((options or {}).items()) + list(keywords.items())
+    return normalize(pairs, "schemaregistry")
+
+
+def _is_connect(column: ColumnOrName) -> bool:
+    if isinstance(column, str):
+        from pyspark.sql.utils import is_remote
+
+        return bool(is_remote())
+    return type(column).__module__.startswith("pyspark.sql.connect")
+
+
+def _by_name(name: str, *arguments: Column) -> Column:
+    """The SQL function ``name`` (the session extension's), as Spark Connect calls it."""
+    return F.call_function(name, *arguments)
+
+
+def _options_map(options: Dict[str, str]) -> Column:
+    return F.create_map(*[F.lit(part) for item in sorted(options.items()) for part in item])
+
+
+def _classic(method: str, column: ColumnOrName, *arguments: object) -> Column:
+    """``io.sparkkinesis.functions.<method>`` called in the session's JVM: the column is resolved there, at once."""
+    try:
+        from pyspark.sql.classic.column import Column as ClassicColumn, _to_java_column  # PySpark 4
+    except ImportError:  # PySpark 3.5
+        from pyspark.sql.column import Column as ClassicColumn, _to_java_column  # type: ignore[attr-defined,no-redef]
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:
+        raise RuntimeError(f"{method} needs an active Spark session; create it first")
+    functions = getattr(context._jvm, "io.sparkkinesis.functions")
+    with translate_errors():
+        java_column = getattr(functions, method)(_to_java_column(column), *arguments)
+    return ClassicColumn(java_column)  # type: ignore[no-any-return]
+
+
+def from_glue_schema_registry(data: ColumnOrName, options: Optional[Mapping[str, object]] = None,
+                              **keywords: object) -> Column:
+    """Decode Glue Schema Registry payloads (the source's ``data``) into a struct of the reader schema.
+
+    The reader schema is ``schema_name`` (with ``registry_name``; version ``schema_version_number``, the latest by
+    default, looked up once when the query is defined) or ``schema_definition`` (an Avro schema in JSON). Each
+    record's writer schema is the version its header names, fetched once per executor; writer versions resolve to
+    the reader schema by Avro's rules. With ``framing="none"`` payloads are plain Avro written with the reader
+    schema. ``mode="permissive"`` gives nulls and the reason in a field ``_error`` (``error_field``) instead of
+    failing the query.
+
+    >>> decoded = df.select(from_glue_schema_registry(  # doctest: +SKIP
+    ...     "data", {"registryName": "shop", "schemaName": "orders"}, region="eu-west-1").alias("order"))
+    >>> decoded.select("order.*")  # doctest: +SKIP
+    """
+    settings = _options(options, keywords)
+    if _is_connect(data):
+        column = F.col(data) if isinstance(data, str) else data
+        return _by_name(_DECODE, column, _options_map(settings))
+    return _classic(_DECODE, data, settings)
+
+
+def to_glue_schema_registry(value: ColumnOrName, schema: Optional[str] = None,
+                            options: Optional[Mapping[str, object]] = None, **keywords: object) -> Column:
+    """Encode ``value`` (a struct) as Glue Schema Registry Avro payloads, for the Kinesis sink's ``data`` column.
+
+    ``schema`` is the Avro schema (JSON) to write with, a version of ``schema_name``; registered first when
+    ``auto_registration=True``, else it must be registered already. Without ``schema`` the registered version
+    ``schema_version_number`` (the latest by default) is used. ``compression="zlib"`` compresses each body;
+    ``framing="none"`` writes plain Avro without the header.
+
+    >>> out = df.select(to_glue_schema_registry(  # doctest: +SKIP
+    ...     F.struct("id", "amount"), schema_name="orders", registry_name="shop").alias("data"))
+    """
+    settings = _options(options, keywords)
+    if _is_connect(value):
+        column = F.col(value) if isinstance(value, str) else value
+        return _by_name(_ENCODE, column, F.lit(schema) if schema is not None else F.lit(None).cast("string"),
+                        _options_map(settings))
+    return _classic(_ENCODE, value, schema, settings)

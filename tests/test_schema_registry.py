@@ -1,0 +1,264 @@
+"""Typed payloads (issue 38): Glue Schema Registry Avro, decoded and encoded, against moto's Glue on loopback.
+
+The wire format is checked by a library we did not write: records framed by the ``aws-glue-schema-registry``
+package (PyPI) are decoded by the connector, and records the connector encodes are decoded by that package. The
+round trips go through a local Kinesis server: the sink writes framed records, the source reads them back.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+
+import boto3
+import fastavro
+import pytest
+from aws_schema_registry import DataAndSchema, KafkaDeserializer, KafkaSerializer, SchemaRegistryClient
+from aws_schema_registry.avro import AvroSchema
+from aws_schema_registry.codec import encode as frame
+from pyspark.sql import functions as F
+
+from conftest import connector_options
+from harness import moto, streams
+
+from spark_kinesis import from_glue_schema_registry, read_kinesis, to_glue_schema_registry, write_kinesis
+from spark_kinesis.errors import KinesisDecodeError, KinesisOptionError, KinesisSchemaError, \
+    KinesisSchemaRegistryError, from_exception
+
+ORDER_V1 = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "customer", "type": "string"},
+    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+    {"name": "placed", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "note", "type": ["null", "string"], "default": None},
+]}
+# v2 drops `note` and adds `channel` with a default: records of v1 read as v2 get the default.
+ORDER_V2 = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "customer", "type": "string"},
+    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+    {"name": "placed", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "channel", "type": "string", "default": "web"},
+]}
+
+
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory):
+    """moto's Glue: its endpoint and a registry of this module's own (moto keeps at most 10 registries)."""
+    with moto.running(Path(tmp_path_factory.mktemp("moto-glue"))) as endpoint:
+        client = boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+        registry = f"shop-{os.getpid()}"
+        client.create_registry(RegistryName=registry)
+        yield endpoint, client, registry
+
+
+def _registry_options(glue, **extra):
+    endpoint, _, registry = glue
+    return dict(registryEndpointUrl=endpoint, region="us-east-1", awsAccessKeyId="local-test-key",
+                awsSecretKey="local-test-secret", registryName=registry, **extra)
+
+
+def _serializer(glue):
+    _, client, registry = glue
+    return SchemaRegistryClient(client, registry_name=registry, wait_interval_seconds=0.05)
+
+
+def _order(i, with_note=True):
+    order = {"id": i, "customer": f"c{i % 7}", "amount": __import__("decimal").Decimal(f"{i}.{i % 100:02d}"),
+             "placed": 1_700_000_000_000 + i}
+    if with_note:
+        order["note"] = None if i % 3 else f"note {i}"
+    return order
+
+
+def _framed_by_pypi(glue, topic, schema, orders, compressed=False):
+    """Orders framed by the PyPI serializer (and, compressed, re-framed with its codec and zlib)."""
+    serializer = KafkaSerializer(_serializer(glue))
+    out = []
+    for o in orders:
+        payload = serializer.serialize(topic, DataAndSchema(o, AvroSchema(schema)))
+        if compressed:
+            body, version = payload[18:], uuid.UUID(bytes=payload[2:18])
+            payload = frame(body, version, compression=True)
+        out.append(payload)
+    return out
+
+
+def _put(server, stream, payloads):
+    kinesis = streams.client(server)
+    streams.put_records(kinesis, stream, [{"Data": p, "PartitionKey": f"k{i % 5}"} for i, p in enumerate(payloads)])
+
+
+@pytest.mark.compat
+def test_records_of_two_versions_decode_to_one_shape_in_batch_and_micro_batch(
+        spark, kinesalite_server, glue, stream_name, tmp_path):
+    topic = f"orders-{uuid.uuid4().hex[:8]}"
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 2)
+    v1 = [_order(i) for i in range(40)]
+    v2 = [dict(_order(i, with_note=False), channel="app") for i in range(40, 80)]
+    _put(kinesalite_server, stream_name,
+         _framed_by_pypi(glue, topic, ORDER_V1, v1) + _framed_by_pypi(glue, topic, ORDER_V2, v2, compressed=True))
+    options = _registry_options(glue, schemaName=f"{topic}-value")  # the latest version: v2
+
+    def expected(o):
+        return (o["id"], o["customer"], str(o["amount"]), o["placed"] * 1000, o.get("channel", "web"))
+
+    def check(rows):
+        got = sorted((r.id, r.customer, str(r.amount), r.placed_micros, r.channel) for r in rows)
+        assert got == sorted(expected(o) for o in v1 + v2)
+
+    def project(df):
+        return df.select(from_glue_schema_registry("data", options).alias("o")).select(
+            "o.id", "o.customer", F.col("o.amount").cast("string").alias("amount"),
+            F.expr("unix_micros(o.placed)").alias("placed_micros"), "o.channel")
+
+    batch = read_kinesis(spark, stream_name, **connector_options(kinesalite_server))
+    check(project(batch).collect())
+    assert [f.name for f in project(batch).schema.fields] == ["id", "customer", "amount", "placed_micros", "channel"]
+
+    stream = (spark.readStream.format("kinesis").options(**connector_options(kinesalite_server))
+              .option("streamName", stream_name).option("initialPosition", "trim_horizon").load())
+    query = (project(stream).writeStream.format("memory").queryName("gsr_" + stream_name.replace("-", "_"))
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
+    query.awaitTermination(180)
+    assert query.exception() is None
+    check(spark.table(query.name).collect())
+
+
+@pytest.mark.compat
+def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
+        spark, kinesalite_server, glue, stream_name):
+    topic = f"sink-{uuid.uuid4().hex[:8]}"
+    kinesis = streams.client(kinesalite_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    schema = json.dumps(ORDER_V1)
+    rows = spark.range(60).selectExpr(
+        "id", "concat('c', id % 7) AS customer", "CAST(id * 1.25 AS DECIMAL(10, 2)) AS amount",
+        "timestamp_millis(1700000000000 + id) AS placed", "IF(id % 2 = 0, NULL, concat('n', id)) AS note")
+    options = _registry_options(glue, schemaName=f"{topic}-value", autoRegistration=True, compression="zlib")
+    framed = rows.select(to_glue_schema_registry(F.struct(*rows.columns), schema, options).alias("data"),
+                         F.col("id").cast("string").alias("partitionKey"))
+    write_kinesis(framed, stream_name, **connector_options(kinesalite_server))
+
+    # The schema was registered (autoRegistration), and every record is zlib-framed with its version id.
+    _, client, registry = glue
+    version = client.get_schema_by_definition(SchemaId={"RegistryName": registry, "SchemaName": f"{topic}-value"},
+                                              SchemaDefinition=schema)["SchemaVersionId"]
+    payloads = [r["data"] for r in streams.read_all(kinesis, stream_name)]
+    assert len(payloads) == 60
+    assert all(p[0] == 3 and p[1] == 5 and uuid.UUID(bytes=p[2:18]) == uuid.UUID(version) for p in payloads)
+
+    deserializer = KafkaDeserializer(_serializer(glue))
+    decoded = sorted((d.data["id"], d.data["customer"], str(d.data["amount"]), d.data["note"])
+                     for d in (deserializer.deserialize(topic, p) for p in payloads))
+    assert decoded == [(i, f"c{i % 7}", f"{i * 1.25:.2f}", None if i % 2 == 0 else f"n{i}") for i in range(60)]
+
+    back = read_kinesis(spark, stream_name, **connector_options(kinesalite_server)).select(
+        from_glue_schema_registry("data", _registry_options(glue, schemaName=f"{topic}-value")).alias("o"))
+    assert sorted(tuple(r) for r in back.select("o.id", "o.customer", "o.note").collect()) == \
+        [(i, f"c{i % 7}", None if i % 2 == 0 else f"n{i}") for i in range(60)]
+
+
+@pytest.mark.compat
+def test_plain_avro_without_a_header_decodes_with_the_schema_given(spark, kinesalite_server, stream_name):
+    streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
+    parsed = fastavro.parse_schema(ORDER_V2)
+    orders = [dict(_order(i, with_note=False), channel="pos") for i in range(25)]
+    payloads = []
+    for o in orders:
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, parsed, o)
+        payloads.append(buffer.getvalue())
+    _put(kinesalite_server, stream_name, payloads)
+    options = {"schemaDefinition": json.dumps(ORDER_V2), "framing": "none", "region": "us-east-1"}
+    df = read_kinesis(spark, stream_name, **connector_options(kinesalite_server))
+    got = df.select(from_glue_schema_registry(F.col("data"), options).alias("o")).select("o.id", "o.channel")
+    assert sorted(tuple(r) for r in got.collect()) == [(i, "pos") for i in range(25)]
+
+
+def test_failfast_names_the_row_and_the_version_and_permissive_keeps_going(spark, glue):
+    _, client, registry = glue
+    name = f"bad-{uuid.uuid4().hex[:8]}"
+    version = client.create_schema(RegistryId={"RegistryName": registry}, SchemaName=name, DataFormat="AVRO",
+                                   Compatibility="BACKWARD", SchemaDefinition=json.dumps(ORDER_V1))["SchemaVersionId"]
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(ORDER_V1), _order(7))
+    good = frame(buffer.getvalue(), uuid.UUID(version))
+    truncated = frame(buffer.getvalue()[:3], uuid.UUID(version))
+    not_framed = b"\x01plain text, no header"
+    df = spark.createDataFrame([(good,), (truncated,), (not_framed,)], "data binary")
+    options = _registry_options(glue, schemaName=name)
+
+    # Raised as the query runs: from_exception finds the condition (as for any failed query).
+    with pytest.raises(Exception) as failed:
+        df.select(from_glue_schema_registry("data", options)).collect()
+    error = from_exception(failed.value)
+    assert isinstance(error, KinesisDecodeError)
+    assert re.search(r"^\[KINESIS_SCHEMA_DECODE_FAILED\] Cannot decode the payload of row \d+ of partition \d+ of "
+                     r"stage \d+ \(schema version id ([0-9a-f-]+)\)", str(error)).group(1) == version
+
+    permissive = df.select(from_glue_schema_registry("data", options, mode="permissive").alias("o")) \
+        .select("o.id", "o._error").collect()
+    assert permissive[0] == (7, None)
+    assert permissive[1].id is None and version in permissive[1]._error
+    assert permissive[2].id is None and "not a Glue Schema Registry frame" in permissive[2]._error
+
+
+def test_a_version_the_registry_does_not_know_fails_in_every_mode(spark, glue):
+    _, client, registry = glue
+    name = f"unknown-{uuid.uuid4().hex[:8]}"
+    client.create_schema(RegistryId={"RegistryName": registry}, SchemaName=name, DataFormat="AVRO", Compatibility="BACKWARD",
+                         SchemaDefinition=json.dumps(ORDER_V1))
+    stranger = uuid.uuid4()
+    df = spark.createDataFrame([(frame(b"\x02", stranger),)], "data binary")
+    for mode in ("failfast", "permissive"):
+        with pytest.raises(Exception) as failed:
+            df.select(from_glue_schema_registry("data", _registry_options(glue, schemaName=name, mode=mode))).collect()
+        error = from_exception(failed.value)
+        assert isinstance(error, KinesisSchemaRegistryError)
+        assert "EntityNotFoundException" in str(error) and str(stranger) in str(error)
+
+
+def test_sql_functions(spark, glue):
+    endpoint, client, registry = glue
+    name = f"sql-{uuid.uuid4().hex[:8]}"
+    client.create_schema(RegistryId={"RegistryName": registry}, SchemaName=name, DataFormat="AVRO", Compatibility="BACKWARD",
+                         SchemaDefinition=json.dumps(ORDER_V1))
+    connection = (f"'registryEndpointUrl', '{endpoint}', 'region', 'us-east-1', 'awsAccessKeyId', 'local-test-key', "
+                  f"'awsSecretKey', 'local-test-secret', 'registryName', '{registry}', 'schemaName', '{name}'")
+    rows = spark.sql(f"""
+        WITH orders AS (SELECT 5 AS id, 'c5' AS customer, CAST(12.5 AS DECIMAL(10, 2)) AS amount,
+                               timestamp_millis(1700000000005) AS placed, CAST(NULL AS STRING) AS note),
+             framed AS (SELECT to_glue_schema_registry(struct(*), NULL, map({connection})) AS data FROM orders)
+        SELECT o.id, o.customer, CAST(o.amount AS STRING) AS amount
+        FROM (SELECT from_glue_schema_registry(data, map({connection})) AS o FROM framed)""").collect()
+    assert [tuple(r) for r in rows] == [(5, "c5", "12.50")]
+
+
+def test_bad_options_and_schemas_fail_when_the_column_is_made(spark, glue):
+    with pytest.raises(KinesisOptionError, match="registryEndpointUrl"):
+        from_glue_schema_registry("data", {"schemaDefinition": json.dumps(ORDER_V1), "endpointUrl": "http://x:1"})
+    with pytest.raises(KinesisOptionError, match="schemaName"):
+        from_glue_schema_registry("data", {"region": "us-east-1"})
+    with pytest.raises(KinesisOptionError, match="Did you mean 'schemaName'"):
+        from_glue_schema_registry("data", {"schemaNmae": "orders"})
+    with pytest.raises(KinesisSchemaError, match="not a valid Avro schema"):
+        from_glue_schema_registry("data", schema_definition="{not json", region="us-east-1")
+    with pytest.raises(KinesisSchemaRegistryError, match="EntityNotFoundException"):
+        from_glue_schema_registry("data", _registry_options(glue, schemaName="no-such-schema"))
+    with pytest.raises(KinesisSchemaError, match="no version of that schema"):
+        to_glue_schema_registry(F.struct(F.lit(1).alias("id")), json.dumps(ORDER_V1),
+                                _registry_options(glue, schemaName=f"never-{uuid.uuid4().hex[:6]}"))
+
+
+def test_secrets_stay_out_of_plans(spark, glue):
+    df = spark.createDataFrame([(b"",)], "data binary").select(
+        from_glue_schema_registry("data", _registry_options(glue, schemaDefinition=json.dumps(ORDER_V1),
+                                                            framing="none")).alias("o"))
+    plan = df._jdf.queryExecution().toString()
+    assert "local-test-secret" not in plan and "from_glue_schema_registry" in plan
