@@ -10,7 +10,8 @@ import org.scalatest.funsuite.AnyFunSuite
 /**
  * The connector's packages depend on each other in one direction only (docs/design.md, "Packages"):
  * {{{
- * errors, compat, runtime <- config, avro <- aws <- offsets, kpl, registry <- fetching <- prefetch <- reader <- source
+ * errors, compat, runtime <- config, avro, jsonschema, protobuf <- aws <- offsets, kpl, registry <- fetching <- prefetch
+ *   <- reader <- source
  *   <- (root)
  * sink <- (root), and the sink uses only errors, compat, runtime, config, aws and kpl
  * }}}
@@ -93,7 +94,7 @@ object PackageDependencySuite {
   /** Lower ranks are lower layers; equal ranks are peers, which may not use each other. */
   val Rank: Map[String, Int] = Map(
     "errors" -> 0, "compat" -> 0, "runtime" -> 0,
-    "config" -> 1, "avro" -> 1,
+    "config" -> 1, "avro" -> 1, "jsonschema" -> 1, "protobuf" -> 1,
     "aws" -> 2,
     "offsets" -> 3, "kpl" -> 3, "registry" -> 3,
     "fetching" -> 4,
