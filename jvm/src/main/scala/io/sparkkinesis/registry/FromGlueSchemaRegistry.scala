@@ -4,7 +4,6 @@ import java.util.UUID
 
 import scala.util.control.NonFatal
 
-import org.apache.avro.Schema
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpectsInputTypes, GenericInternalRow, UnaryExpression}
@@ -13,7 +12,6 @@ import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructField
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.avro.AvroDecoder
 
 /**
  * `from_glue_schema_registry(data, options)`: decodes each payload into a struct of the reader schema
@@ -27,12 +25,12 @@ import io.sparkkinesis.avro.AvroDecoder
 private[sparkkinesis] final case class FromGlueSchemaRegistry(
     child: Expression,
     settings: RegistrySettings,
-    readerSchema: String)
+    readerSchema: String,
+    format: PayloadFormat)
   extends UnaryExpression with ExpectsInputTypes with CodegenFallback {
 
-  @transient private lazy val reader: Schema = new Schema.Parser().parse(readerSchema)
-  @transient private lazy val valueType: StructType = RegistrySchemas.decodedType(reader, settings.schemaText)
-  @transient private lazy val wrapped: Boolean = reader.getType != Schema.Type.RECORD
+  @transient private lazy val valueType: StructType = format.decodedType(readerSchema, settings, settings.schemaText)
+  @transient private lazy val wrapped: Boolean = format.wrapped(readerSchema, settings, settings.schemaText)
 
   // Permissive: a payload that cannot be decoded gives nulls in every field, so every field may be null.
   override lazy val dataType: DataType =
@@ -47,8 +45,8 @@ private[sparkkinesis] final case class FromGlueSchemaRegistry(
   override def sql: String = s"$prettyName(${child.sql})"
 
   // Per task: a decoder per writer version (decoders reuse their buffers, so they are not shared between threads).
-  @transient private lazy val decoders = new java.util.HashMap[UUID, AvroDecoder]()
-  @transient private lazy val plain = new AvroDecoder(reader, reader)
+  @transient private lazy val decoders = new java.util.HashMap[UUID, PayloadDecoder]()
+  @transient private lazy val plain = format.decoder(readerSchema, readerSchema, settings)
   @transient private var rows = 0L
 
   override protected def nullSafeEval(input: Any): Any = {
@@ -78,15 +76,16 @@ private[sparkkinesis] final case class FromGlueSchemaRegistry(
     }
   }
 
-  private def decoderOf(id: UUID): AvroDecoder = {
+  private def decoderOf(id: UUID): PayloadDecoder = {
     val known = decoders.get(id)
     if (known != null) known
     else {
       val version = SchemaCache.shared(settings.connection, id, settings.cacheSize, settings.cacheTtl.toNanos)
-      if (!version.dataFormat.equalsIgnoreCase(RegistrySchemas.Avro))
-        throw new FromGlueSchemaRegistry.Undecodable(s"its schema version is ${version.dataFormat}, not AVRO",
-          "This release decodes AVRO payloads only (docs/schema-registry.md)")
-      val decoder = new AvroDecoder(new Schema.Parser().parse(version.definition), reader)
+      if (!version.dataFormat.equalsIgnoreCase(format.name))
+        throw new FromGlueSchemaRegistry.Undecodable(
+          s"its schema version is ${version.dataFormat}, and the reader schema ${format.name}",
+          "Give a reader schema of the payloads' format")
+      val decoder = format.decoder(version.definition, readerSchema, settings)
       decoders.put(id, decoder)
       decoder
     }

@@ -32,21 +32,20 @@ private[sparkkinesis] object SchemaRegistryFunctions {
 
   def decode(data: Expression, options: Map[String, String]): FromGlueSchemaRegistry = {
     val settings = RegistrySettings.parse(options)
-    val definition = RegistrySchemas.readerDefinition(settings)
-    val valueType =
-      RegistrySchemas.decodedType(RegistrySchemas.parse(definition, settings.schemaText), settings.schemaText)
+    val reader = RegistrySchemas.reader(settings)
+    val valueType = reader.format.decodedType(reader.definition, settings, settings.schemaText)
     if (settings.permissive && valueType.fieldNames.exists(_.equalsIgnoreCase(settings.errorField)))
       throw KinesisErrors.conflictingOptions(s"The decoded struct already has a field '${settings.errorField}'; set " +
         s"'${KinesisOptions.ErrorField.name}' to another name for the error field of mode=permissive.")
-    FromGlueSchemaRegistry(data, settings, definition)
+    FromGlueSchemaRegistry(data, settings, reader.definition, reader.format)
   }
 
   def encode(value: Expression, schema: Option[String], options: Map[String, String]): ToGlueSchemaRegistry = {
     val withSchema = ParsedMap.withSchema(options, schema)
     val settings = RegistrySettings.parse(withSchema)
-    val (definition, id) = RegistrySchemas.writer(settings)
-    RegistrySchemas.parse(definition, settings.schemaText)
-    ToGlueSchemaRegistry(value, settings, definition, id)
+    val writer = RegistrySchemas.writer(settings)
+    writer.format.valueType(writer.definition, settings, settings.schemaText) // the schema is one the format can use
+    ToGlueSchemaRegistry(value, settings, writer.definition, writer.format, writer.id)
   }
 
   private def decodeFromSql(args: Seq[Expression]): Expression = args match {

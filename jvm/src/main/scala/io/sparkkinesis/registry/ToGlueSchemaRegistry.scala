@@ -4,7 +4,6 @@ import java.util.UUID
 
 import scala.util.control.NonFatal
 
-import org.apache.avro.Schema
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
@@ -12,7 +11,6 @@ import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{BinaryType, DataType}
 
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.avro.{AvroConversionException, AvroEncoder}
 
 /**
  * `to_glue_schema_registry(value, schema, options)`: encodes each value with the writer schema found when the query
@@ -25,10 +23,11 @@ private[sparkkinesis] final case class ToGlueSchemaRegistry(
     child: Expression,
     settings: RegistrySettings,
     definition: String,
+    format: PayloadFormat,
     schemaVersionId: Option[UUID])
   extends UnaryExpression with CodegenFallback {
 
-  @transient private lazy val encoder = new AvroEncoder(child.dataType, new Schema.Parser().parse(definition))
+  @transient private lazy val encoder = format.encoder(child.dataType, definition, settings, settings.schemaText)
   @transient private var rows = 0L
 
   override def dataType: DataType = BinaryType
@@ -39,7 +38,7 @@ private[sparkkinesis] final case class ToGlueSchemaRegistry(
 
   /** The value's type must fit the schema: checked once the plan is resolved ([KINESIS_INVALID_SCHEMA] if not). */
   override def checkInputDataTypes(): TypeCheckResult = {
-    ToGlueSchemaRegistry.check(child.dataType, new Schema.Parser().parse(definition), settings.schemaText)
+    format.encoder(child.dataType, definition, settings, settings.schemaText)
     TypeCheckResult.TypeCheckSuccess
   }
 
@@ -66,13 +65,4 @@ private[sparkkinesis] final case class ToGlueSchemaRegistry(
 
 private[sparkkinesis] object ToGlueSchemaRegistry {
   val Name = "to_glue_schema_registry"
-
-  /** Checks, on the driver, that values of `valueType` can be written with `schema` (an encoder's own checks). */
-  def check(valueType: DataType, schema: Schema, what: String): Unit =
-    try new AvroEncoder(valueType, schema)
-    catch {
-      case e: AvroConversionException => throw KinesisErrors.invalidSchema(what,
-          s"values of type ${valueType.simpleString} do not fit it: ${e.getMessage}",
-          "Cast or rename the struct's fields to the schema's, or give a schema that fits them")
-    }
 }

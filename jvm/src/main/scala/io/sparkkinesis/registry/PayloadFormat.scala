@@ -1,0 +1,94 @@
+package io.sparkkinesis.registry
+
+import java.util.Locale
+
+import scala.util.control.NonFatal
+
+import org.apache.avro.Schema
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
+
+import io.sparkkinesis.avro.{AvroConversionException, AvroDecoder, AvroEncoder, AvroTypes}
+import io.sparkkinesis.errors.KinesisErrors
+
+/** Decodes payloads of one writer schema into Catalyst values of the reader's type; one per task (not thread-safe). */
+private[sparkkinesis] trait PayloadDecoder {
+  def decode(bytes: Array[Byte], offset: Int, length: Int): Any
+}
+
+/** Encodes Catalyst values of one type into payload bodies of one schema; one per task (not thread-safe). */
+private[sparkkinesis] trait PayloadEncoder {
+  def encode(value: Any): Array[Byte]
+}
+
+/**
+ * One of the Glue Schema Registry's data formats (its `DataFormat`: AVRO, JSON, PROTOBUF), as the schema registry
+ * functions use it: the Spark type a schema's values decode to, and the decoders and encoders of its payload bodies.
+ * Schema problems found on the driver become [KINESIS_INVALID_SCHEMA] naming `what` (the schema options).
+ */
+private[sparkkinesis] sealed abstract class PayloadFormat(val name: String) extends Serializable {
+
+  /** The Spark type of values of `definition`: always a struct (other types are the one field `value` of one). */
+  def decodedType(definition: String, settings: RegistrySettings, what: String): StructType =
+    valueType(definition, settings, what) match {
+      case s: StructType => s
+      case other => StructType(Seq(StructField("value", other, nullable = true)))
+    }
+
+  /** Whether values of `definition` are wrapped into a struct by [[decodedType]]. */
+  def wrapped(definition: String, settings: RegistrySettings, what: String): Boolean =
+    !valueType(definition, settings, what).isInstanceOf[StructType]
+
+  /** The Spark type of values of `definition`, or [KINESIS_INVALID_SCHEMA]. */
+  def valueType(definition: String, settings: RegistrySettings, what: String): DataType
+
+  /** A decoder of payloads written with `writer` into values of `reader`'s type. */
+  def decoder(writer: String, reader: String, settings: RegistrySettings): PayloadDecoder
+
+  /** An encoder of values of `valueType` with `definition`; [KINESIS_INVALID_SCHEMA] when they do not fit it. */
+  def encoder(valueType: DataType, definition: String, settings: RegistrySettings, what: String): PayloadEncoder
+}
+
+private[sparkkinesis] object PayloadFormat {
+
+  /** Avro: the binary datum of the writer schema, resolved to the reader schema by Avro's rules. */
+  case object Avro extends PayloadFormat("AVRO") {
+    def valueType(definition: String, settings: RegistrySettings, what: String): DataType =
+      try AvroTypes.sparkType(parse(definition, what))
+      catch { case e: AvroConversionException => throw unfit(what, e.getMessage) }
+
+    def decoder(writer: String, reader: String, settings: RegistrySettings): PayloadDecoder = {
+      val d = new AvroDecoder(new Schema.Parser().parse(writer), new Schema.Parser().parse(reader))
+      (bytes, offset, length) => d.decode(bytes, offset, length)
+    }
+
+    def encoder(valueType: DataType, definition: String, settings: RegistrySettings, what: String): PayloadEncoder =
+      try {
+        val e = new AvroEncoder(valueType, parse(definition, what))
+        value => e.encode(value)
+      } catch {
+        case e: AvroConversionException => throw KinesisErrors.invalidSchema(what,
+            s"values of type ${valueType.simpleString} do not fit it: ${e.getMessage}",
+            "Cast or rename the struct's fields to the schema's, or give a schema that fits them")
+      }
+
+    private def parse(definition: String, what: String): Schema =
+      try new Schema.Parser().parse(definition)
+      catch {
+        case NonFatal(e) => throw KinesisErrors.invalidSchema(what, s"it is not a valid Avro schema (${e.getMessage})",
+            "Give an Avro schema in JSON, such as {\"type\": \"record\", \"name\": \"Order\", \"fields\": [...]}")
+      }
+  }
+
+  val all: Seq[PayloadFormat] = Seq(Avro)
+
+  /** The format a schema version or the option `dataFormat` names (any case). */
+  def named(name: String, what: String): PayloadFormat = {
+    val upper = name.toUpperCase(Locale.ROOT)
+    all.find(_.name == upper).getOrElse(throw KinesisErrors.invalidSchema(what, s"its data format is $upper",
+        s"This release of spark-kinesis decodes and encodes ${all.map(_.name).mkString(", ")} payloads " +
+          "(docs/schema-registry.md)"))
+  }
+
+  private def unfit(what: String, why: String) =
+    KinesisErrors.invalidSchema(what, why, "See docs/schema-registry.md for the types Spark can hold")
+}
