@@ -1,5 +1,6 @@
-"""Spark Connect: kinesis_stream, read_kinesis and write_kinesis, and the SQL forms of docs/sql.md (a Kinesis
-catalog's tables, CREATE TABLE and INSERT INTO, the read_kinesis function), work from a Connect session.
+"""Spark Connect: kinesis_stream, read_kinesis and write_kinesis, the SQL forms of docs/sql.md (a Kinesis
+catalog's tables, CREATE TABLE and INSERT INTO, the read_kinesis function), and the schema registry functions
+(docs/schema-registry.md, against moto's Glue) work from a Connect session.
 
 The Connect client runs in a subprocess (tests/drivers/connect_app.py): a local Connect server lives in a JVM that the
 client's Python process starts itself, which PySpark refuses next to the classic session of this process.
@@ -23,7 +24,7 @@ import pytest
 
 import spark_kinesis
 from conftest import connector_options
-from harness import streams
+from harness import moto, streams
 from harness.streaming import DRIVERS_DIR
 from harness.waiting import wait_for
 
@@ -53,9 +54,36 @@ def _streams(server):
     return kinesis, source, copy
 
 
-def _run_app(remote: str, server, source: str, copy: str, workdir: Path, env=None, errors_only=False) -> dict:
+ORDER = {"type": "record", "name": "Order", "namespace": "shop",
+         "fields": [{"name": "id", "type": "long"}, {"name": "customer", "type": "string"}]}
+
+
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory):
+    """moto's Glue on loopback, with a registry of this module's own."""
+    import boto3
+
+    with moto.running(Path(tmp_path_factory.mktemp("moto-glue"))) as endpoint:
+        boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="local-test-key",
+                     aws_secret_access_key="local-test-secret").create_registry(RegistryName="connect")
+        yield endpoint
+
+
+def _registry(glue: str, server) -> dict:
+    """The app's ``registry`` config: a schema it registers (autoRegistration) and a stream for the round trip."""
+    stream = f"connect-typed-{uuid.uuid4().hex[:8]}"
+    streams.create_stream(streams.client(server), stream, 1)
+    return {"registryEndpointUrl": glue, "region": "us-east-1", "awsAccessKeyId": "local-test-key",
+            "awsSecretKey": "local-test-secret", "registryName": "connect",
+            "schemaName": f"orders-{uuid.uuid4().hex[:8]}", "autoRegistration": "true",
+            "definition": json.dumps(ORDER), "stream": stream}
+
+
+def _run_app(remote: str, server, source: str, copy: str, workdir: Path, env=None, errors_only=False,
+             registry=None) -> dict:
     config = {"remote": remote, "connection": connector_options(server), "source": source, "copy": copy,
-              "rows": ROWS, "workdir": str(workdir), "timeout": QUERY_TIMEOUT, "errors_only": errors_only}
+              "rows": ROWS, "workdir": str(workdir), "timeout": QUERY_TIMEOUT, "errors_only": errors_only,
+              "registry": registry}
     proc = subprocess.run([sys.executable, str(APP), json.dumps(config)], capture_output=True, text=True,
                           timeout=4 * QUERY_TIMEOUT, env=env, cwd=str(workdir))
     assert proc.returncode == 0, f"connect_app.py failed:\n{proc.stderr[-6000:]}"
@@ -81,6 +109,11 @@ def _check(result: dict, kinesis, source: str, copy: str) -> None:
     for form in ("select", "stream", "insert", "read_kinesis", "session_table"):
         assert sorted(sql[form]) == written, form
     assert sql["describe_names_stream"] and not sql["describe_shows_secret"]
+    # Typed payloads: what the sink wrote framed, the source read back and decoded, by Python and in SQL.
+    if "registry" in result:
+        typed = sorted([i, f"c{i % 7}"] for i in range(ROWS))
+        assert sorted(result["registry"]["python"]) == typed
+        assert sorted(result["registry"]["sql"]) == typed
     # Errors arrive as the package's exception classes, from Python's checks and from the server.
     assert result["errors"] == {
         "misspelled_option": ["KinesisOptionError", "KINESIS_UNKNOWN_OPTION"],
@@ -117,11 +150,13 @@ def _default_pyspark() -> str:
 
 
 @pytest.mark.xdist_group("local-connect")  # PySpark's local Connect server always listens on the same port
-def test_local_connect_server_gets_the_jar_from_configure(kinesalite_server, tmp_path):
+def test_local_connect_server_gets_the_jar_from_configure(kinesalite_server, glue, tmp_path):
     assert not _port_in_use(LOCAL_CONNECT_PORT), (
         f"port {LOCAL_CONNECT_PORT} is taken: PySpark's local Spark Connect server always listens there")
     kinesis, source, copy = _streams(kinesalite_server)
-    result = _run_app("local[2]", kinesalite_server, source, copy, tmp_path)
+    result = _run_app("local[2]", kinesalite_server, source, copy, tmp_path,
+                      registry=_registry(glue, kinesalite_server))
+    assert "registry" in result
     _check(result, kinesis, source, copy)
 
 
@@ -182,8 +217,10 @@ def connect_server(tmp_path_factory):
             server.wait(10)
 
 
-def test_connect_server_started_with_jars(connect_server, kinesalite_server, tmp_path):
+def test_connect_server_started_with_jars(connect_server, kinesalite_server, glue, tmp_path):
     url, env = connect_server
     kinesis, source, copy = _streams(kinesalite_server)
-    result = _run_app(url, kinesalite_server, source, copy, tmp_path, env=env)
+    result = _run_app(url, kinesalite_server, source, copy, tmp_path, env=env,
+                      registry=_registry(glue, kinesalite_server))
+    assert "registry" in result
     _check(result, kinesis, source, copy)

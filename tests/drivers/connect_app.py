@@ -11,7 +11,9 @@ Usage: ``python tests/drivers/connect_app.py CONFIG_JSON`` with the keys
 * ``connection``: the connector options that reach the local Kinesis server (``endpointUrl``, ``region``, keys);
 * ``source``, ``copy``: two existing streams; ``rows``: how many rows to write; ``workdir``: for checkpoints;
 * ``timeout``: seconds each query may take (the session also has a Kinesis catalog ``kinesis`` on that server);
-* ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors.
+* ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors;
+* ``registry`` (optional): options that reach a Glue Schema Registry (moto), a registered Avro schema ``schemaName``
+  and its ``definition``, and a stream ``stream`` for the typed round trip (``registry_forms``).
 
 The last line printed is a JSON object with what happened (see ``main``); the exit code is 0 unless a step
 failed unexpectedly.
@@ -150,6 +152,31 @@ def sql_forms(spark, config: dict) -> dict:
     return out
 
 
+def registry_forms(spark, config: dict) -> dict:
+    """Typed payloads from a Connect client (docs/schema-registry.md): structs encoded with to_glue_schema_registry,
+    written with the sink, read back with the source and decoded with from_glue_schema_registry, by the Python
+    functions and in SQL; each gives [id, customer] rows."""
+    from pyspark.sql import functions as F
+
+    from spark_kinesis import from_glue_schema_registry, read_kinesis, to_glue_schema_registry, write_kinesis
+
+    r, o = dict(config["registry"]), config["connection"]
+    stream, definition = r.pop("stream"), r.pop("definition")
+    orders = spark.range(config["rows"]).selectExpr("id", "concat('c', id % 7) AS customer")
+    framed = orders.select(to_glue_schema_registry(F.struct("id", "customer"), definition, r).alias("data"),
+                           F.col("id").cast("string").alias("partitionKey"))
+    write_kinesis(framed, stream, **o)
+    read = read_kinesis(spark, stream, **o)
+    out = {"python": [list(row) for row in read.select(from_glue_schema_registry("data", r).alias("o"))
+                      .select("o.id", "o.customer").collect()]}
+    read.createOrReplaceTempView("connect_typed")
+    options = ", ".join(f"'{k}', '{v}'" for k, v in r.items())
+    out["sql"] = [list(row) for row in spark.sql(
+        f"SELECT o.id, o.customer FROM (SELECT from_glue_schema_registry(data, map({options})) AS o "
+        "FROM connect_typed)").collect()]
+    return out
+
+
 def main(config: dict) -> dict:
     import pyspark
 
@@ -187,6 +214,8 @@ def main(config: dict) -> dict:
     result["copy_finished"] = bool(copy.awaitTermination(timeout))
 
     result["sql"] = sql_forms(spark, config)
+    if config.get("registry"):
+        result["registry"] = registry_forms(spark, config)
 
     # Errors: checked in Python before the server is asked; raised by the connector on the server.
     result["errors"] = {
