@@ -95,6 +95,7 @@ def _put(server, stream, payloads):
 
 
 @pytest.mark.compat
+@pytest.mark.heavy  # once per jar: on the default PySpark and on 3.5
 def test_records_of_two_versions_decode_to_one_shape_in_batch_and_micro_batch(
         spark, kinesalite_server, glue, stream_name, tmp_path):
     topic = f"orders-{uuid.uuid4().hex[:8]}"
@@ -131,6 +132,7 @@ def test_records_of_two_versions_decode_to_one_shape_in_batch_and_micro_batch(
 
 
 @pytest.mark.compat
+@pytest.mark.heavy  # once per jar: on the default PySpark and on 3.5
 def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
         spark, kinesalite_server, glue, stream_name):
     topic = f"sink-{uuid.uuid4().hex[:8]}"
@@ -165,6 +167,7 @@ def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
 
 
 @pytest.mark.compat
+@pytest.mark.heavy  # once per jar: on the default PySpark and on 3.5
 def test_plain_avro_without_a_header_decodes_with_the_schema_given(spark, kinesalite_server, stream_name):
     streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
     parsed = fastavro.parse_schema(ORDER_V2)
@@ -181,6 +184,8 @@ def test_plain_avro_without_a_header_decodes_with_the_schema_given(spark, kinesa
     assert sorted(tuple(r) for r in got.collect()) == [(i, "pos") for i in range(25)]
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 def test_failfast_names_the_row_and_the_version_and_permissive_keeps_going(spark, glue):
     _, client, registry = glue
     name = f"bad-{uuid.uuid4().hex[:8]}"
@@ -224,6 +229,8 @@ def test_a_version_the_registry_does_not_know_fails_in_every_mode(spark, glue):
         assert "EntityNotFoundException" in str(error) and str(stranger) in str(error)
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 def test_sql_functions(spark, glue):
     endpoint, client, registry = glue
     name = f"sql-{uuid.uuid4().hex[:8]}"

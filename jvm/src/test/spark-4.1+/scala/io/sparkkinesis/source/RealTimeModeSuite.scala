@@ -82,6 +82,45 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     } finally query.stop()
   }
 
+  test("typed payloads decode in the query's projection as records arrive (from_glue_schema_registry)") {
+    val server = kinesisMock
+    val stream = freshStream(server, "rtm-typed", 2)
+    val schema = new org.apache.avro.Schema.Parser().parse(
+      """{"type": "record", "name": "Reading", "fields": [{"name": "id", "type": "long"},
+        |  {"name": "sensor", "type": "string"}]}""".stripMargin)
+    // Plain Avro, written by Avro's own writer (the registry's frame is tested where a registry runs).
+    def avro(i: Int): Array[Byte] = {
+      val record = new org.apache.avro.generic.GenericData.Record(schema)
+      record.put("id", i.toLong)
+      record.put("sensor", s"s${i % 3}")
+      val out = new java.io.ByteArrayOutputStream()
+      val encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(out, null)
+      new org.apache.avro.generic.GenericDatumWriter[AnyRef](schema).write(record, encoder)
+      encoder.flush()
+      out.toByteArray
+    }
+    val client = syncClient(server)
+    def putTyped(range: Range): Unit = client.putRecords(
+      software.amazon.awssdk.services.kinesis.model.PutRecordsRequest.builder().streamName(stream)
+        .records(range.map(i =>
+            software.amazon.awssdk.services.kinesis.model.PutRecordsRequestEntry.builder()
+              .partitionKey(s"k${i % 10}").data(software.amazon.awssdk.core.SdkBytes.fromByteArray(avro(i))).build())
+            .asJava).build())
+    putTyped(0 until 100)
+    val decoded = io.sparkkinesis.functions.from_glue_schema_registry(org.apache.spark.sql.functions.col("data"),
+      Map("schemaDefinition" -> schema.toString, "framing" -> "none", "region" -> "us-east-1"))
+    val query = withoutAllowlistCheck(source(server, stream).select(decoded.as("r")).selectExpr("r.id", "r.sensor")
+        .writeStream.format("memory").queryName("rtm_typed").outputMode("update").trigger(trigger)
+        .option("checkpointLocation", Files.createTempDirectory("rtm-typed").toString).start())
+    def read: Seq[Row] = spark.table("rtm_typed").collect().toSeq
+    try {
+      await(query, "the 100 records put before the query")(read.size >= 100)
+      putTyped(100 until 150)
+      await(query, "150 records")(read.size >= 150)
+      assert(read.map(r => (r.getLong(0), r.getString(1))).sorted == (0 until 150).map(i => (i.toLong, s"s${i % 3}")))
+    } finally query.stop()
+  }
+
   test("across a stop and a restart from the checkpoint every record is read, and only records after it repeat") {
     val server = kinesisMock
     val stream = freshStream(server, "rtm-restart", 2)
