@@ -546,3 +546,66 @@ def test_kinesis_missing_option(spark, fresh_jvms):
     assert "[KINESIS_MISSING_OPTION] Option 'initialTimestamp' is required" in errors[1]
     assert "[KINESIS_MISSING_OPTION] Option 'region' is required" in errors[2]
     assert_documented("KINESIS_MISSING_OPTION", errors)
+
+
+# ---- typed payloads: the schema registry functions ----
+
+ORDER_AVRO = ('{"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}, '
+              '{"name": "customer", "type": "string"}]}')
+
+
+@pytest.fixture(scope="module")
+def glue_registry(tmp_path_factory):
+    """moto's Glue on loopback: the options that reach it, with a registry and the schema `orders` in it."""
+    import boto3
+
+    from harness import moto
+
+    with moto.running(tmp_path_factory.mktemp("moto-glue")) as endpoint:
+        glue = boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1",
+                            aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+        glue.create_registry(RegistryName="trouble")
+        glue.create_schema(RegistryId={"RegistryName": "trouble"}, SchemaName="orders", DataFormat="AVRO",
+                           Compatibility="BACKWARD", SchemaDefinition=ORDER_AVRO)
+        yield {"registryEndpointUrl": endpoint, "region": "us-east-1", "awsAccessKeyId": "local-test-key",
+               "awsSecretKey": "local-test-secret", "registryName": "trouble"}
+
+
+def test_kinesis_invalid_schema(spark, glue_registry):
+    from pyspark.sql import functions as F
+
+    from spark_kinesis import from_glue_schema_registry, to_glue_schema_registry
+
+    not_avro = _error(lambda: from_glue_schema_registry("data", schema_definition="{not json", framing="none",
+                                                        region="us-east-1"))
+    unfit = _error(lambda: spark.range(1).select(
+        to_glue_schema_registry(F.struct(F.col("id").alias("order_id")), None, glue_registry, schema_name="orders"))
+        .collect())
+    assert_documented("KINESIS_INVALID_SCHEMA", [not_avro, unfit])
+
+
+def test_kinesis_schema_registry_error(spark, glue_registry):
+    from spark_kinesis import from_glue_schema_registry
+
+    missing = _error(lambda: from_glue_schema_registry("data", glue_registry, schema_name="no-such-schema"))
+    assert_documented("KINESIS_SCHEMA_REGISTRY_ERROR", [missing])
+
+
+def test_kinesis_schema_decode_failed(spark, glue_registry):
+    from spark_kinesis import from_glue_schema_registry
+
+    df = spark.createDataFrame([(b"\x01not a framed payload",)], "data binary")
+    failed = _error(lambda: df.select(from_glue_schema_registry("data", glue_registry, schema_name="orders"))
+                    .collect())
+    assert_documented("KINESIS_SCHEMA_DECODE_FAILED", [failed])
+
+
+def test_kinesis_schema_encode_failed(spark, glue_registry):
+    from pyspark.sql import functions as F
+
+    from spark_kinesis import to_glue_schema_registry
+
+    df = spark.createDataFrame([(1, "c1"), (2, None)], "id long, customer string")
+    failed = _error(lambda: df.select(to_glue_schema_registry(F.struct("id", "customer"), None, glue_registry,
+                                                              schema_name="orders")).collect())
+    assert_documented("KINESIS_SCHEMA_ENCODE_FAILED", [failed])

@@ -74,7 +74,9 @@ private[sparkkinesis] object PayloadFormat {
     private def parse(definition: String, what: String): Schema =
       try new Schema.Parser().parse(definition)
       catch {
-        case NonFatal(e) => throw KinesisErrors.invalidSchema(what, s"it is not a valid Avro schema (${e.getMessage})",
+        case NonFatal(e) =>
+          val why = String.valueOf(e.getMessage).linesIterator.toSeq.headOption.getOrElse("").take(300)
+          throw KinesisErrors.invalidSchema(what, s"it is not a valid Avro schema ($why)",
             "Give an Avro schema in JSON, such as {\"type\": \"record\", \"name\": \"Order\", \"fields\": [...]}")
       }
   }
