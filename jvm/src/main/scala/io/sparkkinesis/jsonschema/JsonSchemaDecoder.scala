@@ -72,6 +72,7 @@ private[sparkkinesis] object JsonSchemaDecoder {
     case other => String.valueOf(other)
   }
 
+  /** A value of the wrong JSON type (or form) at `shape`'s path. */
   private def wrong(shape: Shape, p: JsonParser, why: String = "") = new JsonSchemaConversionException(
     s"expected ${describe(shape.kind)} at ${shape.path}, found ${found(p)}$why")
 
@@ -161,6 +162,7 @@ private[sparkkinesis] object JsonSchemaDecoder {
     }
   }
 
+  /** Fails unless the parser is on `token`. */
   private def expect(p: JsonParser, token: JsonToken, shape: Shape): Unit =
     if (p.currentToken != token) throw wrong(shape, p)
 
@@ -208,6 +210,7 @@ private[sparkkinesis] object JsonSchemaDecoder {
     }
   }
 
+  /** An array's items, in order. */
   private final class ArrayRead(shape: Shape, readItem: Read) extends Buffer with Read {
     def apply(p: JsonParser): Any = {
       expect(p, START_ARRAY, shape)

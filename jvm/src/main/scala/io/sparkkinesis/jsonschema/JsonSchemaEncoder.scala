@@ -4,6 +4,8 @@ import java.io.ByteArrayOutputStream
 import java.time.{Instant, LocalDate}
 import java.time.format.DateTimeFormatter
 
+import scala.util.control.NonFatal
+
 import com.fasterxml.jackson.core.{JsonEncoding, JsonFactory, JsonGenerator}
 import com.fasterxml.jackson.databind.JsonNode
 import org.apache.spark.sql.catalyst.InternalRow
@@ -33,12 +35,19 @@ private[sparkkinesis] final class JsonSchemaEncoder(sparkType: DataType, definit
   private val write: JsonSchemaEncoder.Write = JsonSchemaEncoder.writerOf(sparkType, shapeOf(definition), factory)
   private val out = new ByteArrayOutputStream(256)
 
-  /** The UTF-8 JSON text of `value`. */
+  /** The UTF-8 JSON text of `value`; a value the schema does not allow throws, and the next call starts afresh. */
   def encode(value: Any): Array[Byte] = {
     out.reset()
     val g = factory.createGenerator(out, JsonEncoding.UTF8)
     try write(g, value)
-    finally g.close()
+    catch {
+      case e: Throwable =>
+        // Closing what a failure left open must not hide the failure; the next call resets the buffer.
+        try g.close()
+        catch { case NonFatal(_) => }
+        throw e
+    }
+    g.close()
     out.toByteArray
   }
 }
@@ -48,8 +57,10 @@ private[sparkkinesis] object JsonSchemaEncoder {
   /** Writes one value (possibly null). */
   private type Write = (JsonGenerator, Any) => Unit
 
+  /** An error whose message names the path. */
   private def fail(message: String) = new JsonSchemaConversionException(message)
 
+  /** Writes a value of `dt` (possibly null) as a value of `shape`; throws at once when the types do not fit. */
   private def writerOf(dt: DataType, shape: Shape, factory: JsonFactory): Write = {
     val w = valueWriter(dt, shape, factory)
     (g, v) =>
@@ -119,14 +130,17 @@ private[sparkkinesis] object JsonSchemaEncoder {
     }
   }
 
+  /** Days since the epoch as `yyyy-MM-dd`. */
   private def date(v: Any): String = LocalDate.ofEpochDay(v.asInstanceOf[Int].toLong).toString
 
+  /** Microseconds since the epoch as ISO-8601 in UTC (`2024-01-02T03:04:05.006Z`). */
   private def timestamp(v: Any): String = {
     val micros = v.asInstanceOf[Long]
     DateTimeFormatter.ISO_INSTANT.format(
       Instant.ofEpochSecond(Math.floorDiv(micros, 1000000L), Math.floorMod(micros, 1000000L) * 1000L))
   }
 
+  /** Reads a value of a Spark integral type as a long. */
   private def longOf(dt: DataType): Any => Long = dt match {
     case ByteType => _.asInstanceOf[Byte].toLong
     case ShortType => _.asInstanceOf[Short].toLong
@@ -187,6 +201,7 @@ private[sparkkinesis] object JsonSchemaEncoder {
     }
   }
 
+  /** [[plain]], null as JSON null. */
   private def plainOrNull(dt: DataType, path: String): Write = {
     val w = plain(dt, path)
     (g, v) => if (v == null) g.writeNull() else w(g, v)

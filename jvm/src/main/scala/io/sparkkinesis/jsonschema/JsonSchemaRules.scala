@@ -40,6 +40,7 @@ private[jsonschema] final class JsonSchemaRules(shape: Shape) {
     bound("exclusiveMaximum").map(m => (s"exclusiveMaximum ${get("exclusiveMaximum")}", m, false, false))
   ).flatten.toArray
 
+  /** A value that breaks `rule`. */
   private def broken(value: Any, rule: String) = new JsonSchemaConversionException(
     s"the value ${clip(String.valueOf(value))} at ${shape.path} breaks the schema's rule $rule")
 

@@ -114,9 +114,13 @@ private[sparkkinesis] object JsonSchemaTypes {
   /** `name` as a token of a JSON pointer. */
   private def escape(name: String): String = name.replace("~", "~0").replace("/", "~1")
 
+  /** An error whose message names the path. */
   private def fail(message: String) = new JsonSchemaConversionException(message)
 
-  /** `refs`: the `$ref`s followed on the way here (and `#`, the root): meeting one again is a loop. */
+  /**
+   * The shape of the schema `node` at `path`. `refs`: the `$ref`s followed on the way here (and `#`, the root):
+   * meeting one again is a loop.
+   */
   private def shapeAt(node: JsonNode, root: JsonNode, path: String, refs: List[String]): Shape =
     if (node.isBoolean) Shape(RawKind, nullable = true, path, node) // true: any value (false: none)
     else if (!node.isObject) throw fail(s"the schema at $path is neither an object nor a boolean")
@@ -141,6 +145,7 @@ private[sparkkinesis] object JsonSchemaTypes {
     else -1
   }
 
+  /** The shape of what a `$ref` refers to: a JSON pointer into the same document (`#` is the root). */
   private def resolve(ref: JsonNode, root: JsonNode, path: String, refs: List[String]): Shape = {
     val at = s"$path/$$ref"
     if (!ref.isTextual) throw fail(s"the $$ref at $at is not a string")
@@ -156,6 +161,7 @@ private[sparkkinesis] object JsonSchemaTypes {
     shapeAt(resolved, root, path, target :: refs)
   }
 
+  /** The elements of an array node (none for any other node). */
   private def items(n: JsonNode): IndexedSeq[JsonNode] = (0 until n.size).map(i => n.get(i))
 
   /** A schema with a "type", or an enum or const, or none of these (the fallback). */
@@ -179,6 +185,7 @@ private[sparkkinesis] object JsonSchemaTypes {
     }
   }
 
+  /** The kind of values of one JSON type (not `"null"`). */
   private def kindOf(t: String, node: JsonNode, root: JsonNode, path: String, refs: List[String]): Kind = t match {
     case "string" =>
       Option(node.get("format")).filter(_.isTextual).map(_.textValue).getOrElse("") match {
@@ -198,6 +205,7 @@ private[sparkkinesis] object JsonSchemaTypes {
     case other => throw fail(s"the type '$other' at $path/type is not a JSON Schema type")
   }
 
+  /** An object with `"properties"` (or `"additionalProperties": false`): a struct; otherwise a map. */
   private def objectKind(node: JsonNode, root: JsonNode, path: String, refs: List[String]): Kind = {
     val additional = node.get("additionalProperties")
     val closed = additional != null && additional.isBoolean && !additional.booleanValue
