@@ -103,7 +103,8 @@ class JsonSchemaConversionSuite extends AnyFunSuite {
     }
     val text = new String(encoder.encode(sparse), UTF_8)
     assert(text === """{"orderId":"o-3","placedAt":"1969-12-31T23:59:59.999999Z","deliveryDate":"1969-12-31",""" +
-      """"status":"SHIPPED","customer":{"id":2,"name":"Cy","vip":false},"lines":[{"sku":"s","quantity":1,"tags":[]}],""" +
+      """"status":"SHIPPED","customer":{"id":2,"name":"Cy","vip":false},""" +
+      """"lines":[{"sku":"s","quantity":1,"tags":[]}],""" +
       """"attributes":{},"metadata":{"k":null}}""")
     // Fields the schema does not name, where it allows them, are written as plain JSON.
     val schema = """{"type": "object", "properties": {"a": {"type": "integer"}}}"""
@@ -143,6 +144,9 @@ class JsonSchemaConversionSuite extends AnyFunSuite {
     assert(lost.contains("#/properties/status") && lost.contains("enum") && lost.contains("'LOST'"), lost)
     val long = error(encoder.encode(withField(0, str("o-1234567890123"))))
     assert(long.contains("#/properties/orderId") && long.contains("maxLength 12"), long)
+    // After failing half-way, the encoder writes a clean text again.
+    val again = encoder.encode(OrderRow)
+    same(new JsonSchemaDecoder(OrderSchema).decode(again, 0, again.length), OrderRow, orderType)
     val requiredNull = error(encoder.encode(withField(0, null)))
     assert(requiredNull.contains("'orderId'") && requiredNull.contains("is null"), requiredNull)
     val zero = error(encoder.encode(withField(5, arr(row(str("s"), 0L, null, null)))))
@@ -164,6 +168,26 @@ class JsonSchemaConversionSuite extends AnyFunSuite {
     assert(noSku.contains("'sku'") && noSku.contains("#/properties/lines/items"), noSku)
     val raw = error(encoder.encode(withField(11, str("{not json"))))
     assert(raw.contains("#/properties/note"), raw)
+  }
+
+  test("draft-04 definitions and exclusive bounds, later drafts' numeric exclusive bounds, const") {
+    val draft4 = """{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+      "definitions": {"Money": {"type": "number", "minimum": 0, "exclusiveMinimum": true}},
+      "properties": {"price": {"$ref": "#/definitions/Money"}, "kind": {"type": "string", "const": "sale"},
+        "pct": {"type": "integer", "exclusiveMaximum": 100}}}"""
+    val dt = JsonSchemaTypes.sparkType(draft4)
+    assert(dt === StructType(Seq(StructField("price", DoubleType), StructField("kind", StringType),
+        StructField("pct", LongType))))
+    val encoder = new JsonSchemaEncoder(dt, draft4)
+    assert(new String(encoder.encode(row(0.01, str("sale"), 99L)),
+      UTF_8) === """{"price":0.01,"kind":"sale","pct":99}""")
+    val zero = error(encoder.encode(row(0.0, null, null)))
+    assert(zero.contains("#/properties/price") && zero.contains("minimum 0 (exclusive)"), zero)
+    val hundred = error(encoder.encode(row(null, null, 100L)))
+    assert(hundred.contains("#/properties/pct") && hundred.contains("exclusiveMaximum 100"), hundred)
+    val kind = error(encoder.encode(row(null, str("rent"), null)))
+    assert(kind.contains("#/properties/kind") && kind.contains("const"), kind)
+    same(decode(draft4, """{"pct": 7, "price": 1}"""), row(1.0, null, 7L), dt)
   }
 
   test("schema errors name the path: a recursive $ref, a $ref to nothing, an unknown type") {
