@@ -138,7 +138,7 @@ private[sparkkinesis] object JsonSchemaTypes {
 
   /** The index of the other schema when `branches` is a schema and `{"type": "null"}`, else -1. */
   private def nullPair(branches: JsonNode): Int = {
-    def isNull(n: JsonNode) = n.isObject && n.size == 1 && n.path("type").isTextual && n.get("type").textValue == "null"
+    def isNull(n: JsonNode) = n.isObject && n.path("type").isTextual && n.get("type").textValue == "null"
     if (!branches.isArray || branches.size != 2) -1
     else if (isNull(branches.get(0)) && !isNull(branches.get(1))) 1
     else if (isNull(branches.get(1)) && !isNull(branches.get(0))) 0

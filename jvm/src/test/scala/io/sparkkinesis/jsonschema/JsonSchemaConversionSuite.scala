@@ -47,6 +47,8 @@ class JsonSchemaConversionSuite extends AnyFunSuite {
       ArrayType(LongType, containsNull = true))
     assert(JsonSchemaTypes.sparkType("""{"type": ["integer", "number"]}""") === DoubleType)
     assert(JsonSchemaTypes.sparkType("""{"const": "x"}""") === StringType)
+    assert(JsonSchemaTypes.sparkType("""{"anyOf": [{"type": "integer"}, {"type": "null", "title": "none"}]}""") ===
+      LongType)
     assert(JsonSchemaTypes.sparkType("""{"type": "null"}""") === NullType)
     assert(JsonSchemaTypes.sparkType("""{"type": "string", "format": "date"}""") === DateType)
     for (raw <- Seq("{}", "true", """{"allOf": [{"type": "string"}]}""", """{"type": ["string", "integer"]}""",
