@@ -9,6 +9,7 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
 
 import io.sparkkinesis.avro.{AvroConversionException, AvroDecoder, AvroEncoder, AvroTypes}
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.jsonschema.{JsonSchemaConversionException, JsonSchemaDecoder, JsonSchemaEncoder, JsonSchemaTypes}
 
 /** Decodes payloads of one writer schema into Catalyst values of the reader's type; one per task (not thread-safe). */
 private[sparkkinesis] trait PayloadDecoder {
@@ -65,11 +66,7 @@ private[sparkkinesis] object PayloadFormat {
       try {
         val e = new AvroEncoder(valueType, parse(definition, what))
         value => e.encode(value)
-      } catch {
-        case e: AvroConversionException => throw KinesisErrors.invalidSchema(what,
-            s"values of type ${valueType.simpleString} do not fit it: ${e.getMessage}",
-            "Cast or rename the struct's fields to the schema's, or give a schema that fits them")
-      }
+      } catch { case e: AvroConversionException => throw misfit(what, valueType, e.getMessage) }
 
     private def parse(definition: String, what: String): Schema =
       try new Schema.Parser().parse(definition)
@@ -81,7 +78,30 @@ private[sparkkinesis] object PayloadFormat {
       }
   }
 
-  val all: Seq[PayloadFormat] = Seq(Avro)
+  /**
+   * JSON: the body is UTF-8 JSON text, and the schema a JSON Schema document. JSON carries its own field names, so
+   * the writer version only says the payload is JSON: each is read straight into the reader schema's shape (unknown
+   * properties skipped, missing ones null). Encoding checks the schema's cheap rules (required, enum, lengths,
+   * bounds) per value, as AWS's serializer validates before it writes.
+   */
+  case object Json extends PayloadFormat("JSON") {
+    def valueType(definition: String, settings: RegistrySettings, what: String): DataType =
+      try JsonSchemaTypes.sparkType(definition)
+      catch { case e: JsonSchemaConversionException => throw unfit(what, e.getMessage) }
+
+    def decoder(writer: String, reader: String, settings: RegistrySettings): PayloadDecoder = {
+      val d = new JsonSchemaDecoder(reader)
+      (bytes, offset, length) => d.decode(bytes, offset, length)
+    }
+
+    def encoder(valueType: DataType, definition: String, settings: RegistrySettings, what: String): PayloadEncoder =
+      try {
+        val e = new JsonSchemaEncoder(valueType, definition)
+        value => e.encode(value)
+      } catch { case e: JsonSchemaConversionException => throw misfit(what, valueType, e.getMessage) }
+  }
+
+  val all: Seq[PayloadFormat] = Seq(Avro, Json)
 
   /** The format a schema version or the option `dataFormat` names (any case). */
   def named(name: String, what: String): PayloadFormat = {
@@ -93,4 +113,8 @@ private[sparkkinesis] object PayloadFormat {
 
   private def unfit(what: String, why: String) =
     KinesisErrors.invalidSchema(what, why, "See docs/schema-registry.md for the types Spark can hold")
+
+  private def misfit(what: String, valueType: DataType, why: String) =
+    KinesisErrors.invalidSchema(what, s"values of type ${valueType.simpleString} do not fit it: $why",
+      "Cast or rename the struct's fields to the schema's, or give a schema that fits them")
 }
