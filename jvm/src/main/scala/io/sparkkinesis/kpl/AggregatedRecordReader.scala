@@ -4,6 +4,8 @@ import java.util.Arrays
 
 import scala.collection.mutable
 
+import io.sparkkinesis.protobuf.{Wire, WireReader}
+
 /** Decodes an `AggregatedRecord` body into user records. */
 private[kpl] object AggregatedRecordReader {
   import Kpl.Malformed

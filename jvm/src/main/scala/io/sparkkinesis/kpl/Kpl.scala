@@ -5,6 +5,8 @@ import java.util.Arrays
 
 import scala.util.control.NoStackTrace
 
+import io.sparkkinesis.protobuf.WireFormatException
+
 /** The KPL aggregated record format, and its reader (the writer is [[KplAggregator]]).
   *
   * An aggregated Kinesis record's data is:
@@ -75,7 +77,7 @@ private[sparkkinesis] object Kpl {
         val records = AggregatedRecordReader.read(blob, Magic.length, blob.length - DigestSize)
         if (records.isEmpty) None else Some(records)
       } catch {
-        case Malformed => None
+        case Malformed | _: WireFormatException => None
       }
 
   /** Bytes of `s` in UTF-8, without allocating them. */
@@ -96,6 +98,8 @@ private[sparkkinesis] object Kpl {
     n
   }
 
-  /** Thrown inside the reader on malformed input; never escapes [[deaggregate]]. */
+  /** Thrown inside the reader on malformed input (as is the wire reader's `WireFormatException`); never escapes
+    * [[deaggregate]].
+    */
   private[kpl] case object Malformed extends RuntimeException("malformed KPL aggregate") with NoStackTrace
 }

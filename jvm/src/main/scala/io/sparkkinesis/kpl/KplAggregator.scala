@@ -7,6 +7,8 @@ import java.util.Arrays
 
 import scala.collection.mutable
 
+import io.sparkkinesis.protobuf.{Wire, WireWriter}
+
 /** Packs user records into KPL aggregates no larger than `maxAggregateBytes`, for the sink.
   *
   * Feed records with [[add]] and finish with [[flush]]; both hand back completed [[Aggregate]]s, in input
