@@ -53,7 +53,7 @@ private[protobuf] object ProtoLexer {
     while (i < n) {
       val c = text.charAt(i)
       if (c == '\n') { line += 1; i += 1 }
-      else if (Character.isWhitespace(c)) i += 1
+      else if (Character.isWhitespace(c) || c == '\uFEFF') i += 1 // a byte order mark too
       else if (text.startsWith("//", i)) { while (i < n && text.charAt(i) != '\n') i += 1 }
       else if (text.startsWith("/*", i)) {
         val end = text.indexOf("*/", i + 2)

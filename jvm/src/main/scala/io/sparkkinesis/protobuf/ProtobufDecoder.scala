@@ -38,7 +38,7 @@ private[sparkkinesis] final class ProtobufDecoder(writer: ProtoSchema, reader: P
     try {
       val in = new WireReader(bytes, offset, end)
       val index = in.varint()
-      if (index != expectedIndex) throw wrongIndex(index)
+      if (expectedIndex < 0 || index != expectedIndex) throw wrongIndex(index)
       plan.read(bytes, in.position, end)
     } catch {
       case e: ProtobufConversionException => throw e

@@ -246,6 +246,11 @@ class ProtobufConversionSuite extends AnyFunSuite {
     assert(wrong.contains("index 0 is message Account") && wrong.contains("reads User") &&
       wrong.contains("User is message index 1"))
     assert(error(new ProtobufDecoder(v2, v1, "User").decode(hex("05 08 01"), 0, 3)).contains("index 5 is no message"))
+    val other = ProtoSchema.parse("\uFEFFsyntax = \"proto3\"; message Other { int32 x = 1; }")
+    val noUser = error(new ProtobufDecoder(other, v1, "User").decode(hex("00 08 01"), 0, 3))
+    assert(noUser.contains("index 0 is message Other") && noUser.contains("the writer schema has no message User"))
+    val minusOne = hex("FF FF FF FF FF FF FF FF FF 01")
+    assert(error(new ProtobufDecoder(other, v1, "User").decode(minusOne, 0, 10)).contains("has no message User"))
   }
 
   test("schema errors name the line and element") {
