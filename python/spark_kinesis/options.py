@@ -81,6 +81,7 @@ class KinesisOptions:
     SCHEMA_VERSION_NUMBER: Final = "schemaVersionNumber"
     SCHEMA_DEFINITION: Final = "schemaDefinition"
     DATA_FORMAT: Final = "dataFormat"
+    PROTOBUF_MESSAGE_NAME: Final = "protobufMessageName"
     FRAMING: Final = "framing"
     MODE: Final = "mode"
     ERROR_FIELD: Final = "errorField"
@@ -251,6 +252,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "dataFormat": OptionInfo(
         "dataFormat", "enum", "schemaregistry", None, ("avro", "json", "protobuf"), None, None, False,
         "one of avro, json, protobuf"),
+    "protobufMessageName": OptionInfo(
+        "protobufMessageName", "string", "schemaregistry", None, (), None, None, False,
+        "a non-empty string"),
     "framing": OptionInfo(
         "framing", "enum", "schemaregistry", "glue", ("glue", "none"), None, None, False,
         "one of glue, none"),

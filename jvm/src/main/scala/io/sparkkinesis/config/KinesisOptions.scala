@@ -211,13 +211,18 @@ private[sparkkinesis] object KinesisOptions {
     "Which version of `schemaName`: a version number, or `latest` (looked up once, when the query is analyzed).",
     Registry)
   val SchemaDefinition: OptionSpec[String] = OptionSpec("schemaDefinition", Text, None, Scope.SchemaRegistry, V0_1,
-    "A schema given in full (Avro schema JSON) instead of `schemaName`: the reader schema when decoding, the " +
-      "writer schema when encoding (with `schemaName` too, the version of that schema with this definition).",
-    Registry)
+    "A schema given in full instead of `schemaName` (an Avro schema's JSON, a JSON Schema, or `.proto` text, as " +
+      "`dataFormat` says): the reader schema when decoding, the writer schema when encoding (with `schemaName` " +
+      "too, the version of that schema with this definition).", Registry)
   val DataFormat: OptionSpec[String] = OptionSpec("dataFormat", Choice(Seq("avro", "json", "protobuf")), None,
     Scope.SchemaRegistry, V0_1,
-    "The payloads' format. A registered schema says its own; `schemaDefinition` alone is `avro` unless told. " +
-      "This release decodes and encodes `avro`.", Registry, defaultDoc = Some("(the schema's, else avro)"))
+    "The format of a `schemaDefinition`; a registered schema says its own.", Registry,
+    defaultDoc = Some("(the schema's, else avro)"))
+  val ProtobufMessageName: OptionSpec[String] = OptionSpec("protobufMessageName", Text, None, Scope.SchemaRegistry,
+    V0_1,
+    "With a Protobuf schema, the message values decode to or encode from (full or simple name); needed " +
+      "when the `.proto` has more than one top-level message.", Registry,
+    defaultDoc = Some("(the one top-level message)"))
   val Framing: OptionSpec[String] = OptionSpec("framing", Choice(Seq("glue", "none")), Some("glue"),
     Scope.SchemaRegistry, V0_1,
     "`glue`: each payload starts with the Glue Schema Registry header (version byte, compression byte, schema " +
@@ -255,7 +260,8 @@ private[sparkkinesis] object KinesisOptions {
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,
     AggregationMaxSize, AllowAlterStream, AllowDropStream,
-    RegistryEndpointUrl, RegistryName, SchemaName, SchemaVersionNumber, SchemaDefinition, DataFormat, Framing,
+    RegistryEndpointUrl, RegistryName, SchemaName, SchemaVersionNumber, SchemaDefinition, DataFormat,
+    ProtobufMessageName, Framing,
     DecodeMode, ErrorField, Compression, AutoRegistration, SchemaCacheSize, SchemaCacheTtl)
 
   /**

@@ -9,6 +9,13 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
 
 import io.sparkkinesis.avro.{AvroConversionException, AvroDecoder, AvroEncoder, AvroTypes}
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.protobuf.{
+  ProtoSchema,
+  ProtobufConversionException,
+  ProtobufDecoder,
+  ProtobufEncoder,
+  ProtobufTypes
+}
 import io.sparkkinesis.jsonschema.{JsonSchemaConversionException, JsonSchemaDecoder, JsonSchemaEncoder, JsonSchemaTypes}
 
 /** Decodes payloads of one writer schema into Catalyst values of the reader's type; one per task (not thread-safe). */
@@ -101,7 +108,56 @@ private[sparkkinesis] object PayloadFormat {
       } catch { case e: JsonSchemaConversionException => throw misfit(what, valueType, e.getMessage) }
   }
 
-  val all: Seq[PayloadFormat] = Seq(Avro, Json)
+  /**
+   * Protobuf: the schema is `.proto` text; the body is the index of the writer's message (among the file's messages
+   * sorted by full name), then the message. Fields are matched by number, so versions that add or drop fields read
+   * as the reader's message. Values are one message of the file: `protobufMessageName`, or the file's one top-level
+   * message.
+   */
+  case object Protobuf extends PayloadFormat("PROTOBUF") {
+    def valueType(definition: String, settings: RegistrySettings, what: String): DataType =
+      guarded(what) {
+        val schema = ProtoSchema.parse(definition)
+        ProtobufTypes.sparkType(schema, messageOf(schema, settings, what))
+      }
+
+    def decoder(writer: String, reader: String, settings: RegistrySettings): PayloadDecoder = {
+      val readerSchema = ProtoSchema.parse(reader)
+      val d = new ProtobufDecoder(ProtoSchema.parse(writer), readerSchema,
+        messageOf(readerSchema, settings, settings.schemaText))
+      (bytes, offset, length) => d.decode(bytes, offset, length)
+    }
+
+    def encoder(valueType: DataType, definition: String, settings: RegistrySettings, what: String): PayloadEncoder = {
+      val schema = guarded(what)(ProtoSchema.parse(definition))
+      val message = messageOf(schema, settings, what)
+      try {
+        val e = new ProtobufEncoder(valueType, schema, message)
+        value => e.encode(value)
+      } catch { case e: ProtobufConversionException => throw misfit(what, valueType, e.getMessage) }
+    }
+
+    /** The full name of the message values are: the option's, else the file's only top-level message. */
+    private def messageOf(schema: ProtoSchema, settings: RegistrySettings, what: String): String =
+      settings.protobufMessage match {
+        case Some(named) => guarded(what)(schema.message(named).fullName)
+        case None =>
+          val prefix = if (schema.packageName.isEmpty) "" else schema.packageName + "."
+          schema.messages.map(_.fullName).filter(n =>
+            n.startsWith(prefix) && !n.drop(prefix.length).contains('.')) match {
+            case Seq(only) => only
+            case several => throw KinesisErrors.invalidSchema(what,
+                s"its .proto has ${several.size} top-level messages (${several.mkString(", ")})",
+                "Set 'protobufMessageName' to the one the payloads are")
+          }
+      }
+
+    private def guarded[T](what: String)(f: => T): T =
+      try f
+      catch { case e: ProtobufConversionException => throw unfit(what, e.getMessage) }
+  }
+
+  val all: Seq[PayloadFormat] = Seq(Avro, Json, Protobuf)
 
   /** The format a schema version or the option `dataFormat` names (any case). */
   def named(name: String, what: String): PayloadFormat = {
