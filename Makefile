@@ -52,7 +52,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-batch-ends bench-sink bench-scale soak clean publish-local
+.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -305,6 +305,11 @@ bench-trickle: install-wheel servers bench-venv
 # Draining 200 and 1,000 shards: the connector against a one-thread boto3 loop (about 15 minutes).
 bench-many-shards: install-wheel servers bench-venv
 	$(PY) bench/source/many_shards.py --plot $(MANY_SHARDS_ARGS)
+
+# Decoding 1,000,000 Avro records: from_glue_schema_registry against Spark's from_avro (docs/performance.md, "Typed
+# payloads"); about 3 minutes.
+bench-schema-registry: install-wheel bench-venv
+	$(PY) bench/schema_registry/run.py --plot $(SCHEMA_REGISTRY_ARGS)
 
 bench-sink: install-wheel servers bench-venv
 	$(PY) bench/sink/run.py
