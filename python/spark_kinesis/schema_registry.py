@@ -56,7 +56,7 @@ def _classic(method: str, column: ColumnOrName, *arguments: object) -> Column:
     try:
         from pyspark.sql.classic.column import Column as ClassicColumn, _to_java_column  # PySpark 4
     except ImportError:  # PySpark 3.5
-        from pyspark.sql.column import Column as ClassicColumn, _to_java_column  # type: ignore[attr-defined,no-redef]
+        from pyspark.sql.column import Column as ClassicColumn, _to_java_column  # type: ignore[attr-defined,no-redef,assignment]
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context
@@ -65,7 +65,7 @@ def _classic(method: str, column: ColumnOrName, *arguments: object) -> Column:
     functions = getattr(context._jvm, "io.sparkkinesis.functions")
     with translate_errors():
         java_column = getattr(functions, method)(_to_java_column(column), *arguments)
-    return ClassicColumn(java_column)  # type: ignore[no-any-return]
+    return ClassicColumn(java_column)
 
 
 def from_glue_schema_registry(data: ColumnOrName, options: Optional[Mapping[str, object]] = None,
