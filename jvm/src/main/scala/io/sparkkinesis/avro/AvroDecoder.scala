@@ -17,6 +17,7 @@ import org.apache.spark.sql.types.Decimal
 import org.apache.spark.unsafe.types.UTF8String
 
 import AvroTypes._
+import io.sparkkinesis.errors.FieldPath._
 
 /**
  * Decodes Avro binary datums written with `writer` as values of `reader` (Avro's schema resolution: fields added

@@ -15,6 +15,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import AvroTypes._
+import io.sparkkinesis.errors.FieldPath._
 
 /**
  * Converts Catalyst values of `sparkType` to Avro binary datums of `schema`, the reverse of [[AvroDecoder]]. A

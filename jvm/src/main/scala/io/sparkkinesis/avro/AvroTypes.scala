@@ -5,6 +5,7 @@ import io.sparkkinesis.compat.CollectionConverters._
 import org.apache.avro.{LogicalTypes, Schema}
 import org.apache.avro.Schema.Type._
 import org.apache.spark.sql.types._
+import io.sparkkinesis.errors.FieldPath._
 
 /**
  * The Spark type of the values of an Avro schema, as [[AvroDecoder]] produces them and [[AvroEncoder]] takes them:
@@ -63,14 +64,6 @@ private[sparkkinesis] object AvroTypes {
 
   /** The name of the field of a struct of members that holds member `i` of a union. */
   private[avro] def memberName(i: Int): String = s"member$i"
-
-  // Field paths, for messages: `order.lines[].price`, `attributes{}` for a map's values.
-  private[avro] def field(path: String, name: String): String = if (path.isEmpty) name else s"$path.$name"
-  private[avro] def element(path: String): String = s"$path[]"
-  private[avro] def mapValue(path: String): String = s"$path{}"
-
-  /** Where `path` is, in words. */
-  private[avro] def at(path: String): String = if (path.isEmpty) "the top level" else s"field '$path'"
 
   /** `schema` in a few words: its type, name and logical type. */
   private[avro] def describe(schema: Schema): String = {

@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
 import ProtoSchema._
 import ProtobufReads._
 import ProtobufTypes._
+import io.sparkkinesis.errors.FieldPath._
 
 /**
  * Decodes the body of a Glue Schema Registry Protobuf frame (the message index as a varint, then the message's

@@ -9,6 +9,7 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import ProtoSchema._
 import ProtobufTypes._
+import io.sparkkinesis.errors.FieldPath._
 
 /**
  * Converts Catalyst values of `sparkType` (a struct) to the body of a Glue Schema Registry Protobuf frame for

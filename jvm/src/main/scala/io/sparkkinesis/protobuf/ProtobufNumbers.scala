@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import ProtoSchema.Enum
-import ProtobufTypes.at
+import io.sparkkinesis.errors.FieldPath.at
 
 /** How [[ProtobufEncoder]] turns Catalyst numbers and enum names into the bits of Protobuf's integer types. */
 private[protobuf] object ProtobufNumbers {

@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.Decimal
 import org.apache.spark.unsafe.types.UTF8String
 
 import ProtoSchema._
-import ProtobufTypes.at
+import io.sparkkinesis.errors.FieldPath.at
 
 /** How [[ProtobufDecoder]] reads one value of each Protobuf type, and the default of a field left out. */
 private[protobuf] object ProtobufReads {

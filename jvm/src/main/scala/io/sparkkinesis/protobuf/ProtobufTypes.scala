@@ -3,6 +3,7 @@ package io.sparkkinesis.protobuf
 import org.apache.spark.sql.types._
 
 import ProtoSchema._
+import io.sparkkinesis.errors.FieldPath._
 
 /**
  * The Spark type of a Protobuf message, as [[ProtobufDecoder]] produces its values and [[ProtobufEncoder]] takes
@@ -69,14 +70,6 @@ private[sparkkinesis] object ProtobufTypes {
 
   /** The type of uint64 and fixed64 values: 0 to 2^64 - 1 take 20 digits. */
   val Unsigned64: DecimalType = DecimalType(20, 0)
-
-  // Field paths, for messages: `order.lines[].price`, `attributes{}` for a map's values.
-  private[protobuf] def field(path: String, name: String): String = if (path.isEmpty) name else s"$path.$name"
-  private[protobuf] def element(path: String): String = s"$path[]"
-  private[protobuf] def mapValue(path: String): String = s"$path{}"
-
-  /** Where `path` is, in words. */
-  private[protobuf] def at(path: String): String = if (path.isEmpty) "the top level" else s"field '$path'"
 
   /** A field's type as the `.proto` file writes it. */
   private[protobuf] def describe(f: Field): String = {

@@ -14,6 +14,9 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.testing.CatalystValues
+import io.sparkkinesis.testing.CatalystValues.{arr, map, row, str}
+
 /**
  * The Avro <-> Catalyst conversions, checked against Avro's own writer: what GenericDatumWriter writes from records
  * built by hand decodes to Catalyst values computed here by hand, the encoder writes the same bytes from them, and
@@ -275,26 +278,12 @@ object AvroConversionSuite {
     Array.fill[Byte](size - b.length)(if (b(0) < 0) -1 else 0) ++ b
   }
 
-  def str(s: String): UTF8String = UTF8String.fromString(s)
-  def row(values: Any*): InternalRow = new GenericInternalRow(values.toArray)
-  def arr(values: Any*): ArrayData = new GenericArrayData(values.toArray)
-  def map(entries: (String, Any)*): MapData =
-    new ArrayBasedMapData(arr(entries.map(e => str(e._1)): _*), arr(entries.map(_._2): _*))
-
   /** Catalyst values as plain Scala values that compare by content (rows, arrays and maps as lists). */
-  def norm(v: Any, dt: DataType): Any = (v, dt) match {
-    case (null, _) => null
-    case (r: InternalRow, st: StructType) =>
-      st.fields.indices.map(i => if (r.isNullAt(i)) null else norm(r.get(i, st(i).dataType), st(i).dataType)).toList
-    case (a: ArrayData, ArrayType(et, _)) =>
-      (0 until a.numElements()).map(i => if (a.isNullAt(i)) null else norm(a.get(i, et), et)).toList
-    case (m: MapData, MapType(_, vt, _)) =>
-      norm(m.keyArray(), ArrayType(StringType)).asInstanceOf[List[Any]]
-        .zip(norm(m.valueArray(), ArrayType(vt)).asInstanceOf[List[Any]])
-    case (b: Array[Byte], BinaryType) => b.toList
-    case (f: Float, _) if f.isNaN => "NaN"
-    case _ => v
-  }
+  def norm(v: Any, dt: DataType): Any = CatalystValues.norm(v, dt,
+    {
+      case (b: Array[Byte], BinaryType) => b.toList
+      case (f: Float, _) if f.isNaN => "NaN"
+    })
 
   val PersonJson: String = """{"type": "record", "name": "Person", "fields": [{"name": "id", "type": "int"},
     {"name": "customer", "type": {"type": "record", "name": "Customer", "fields": [{"name": "name", "type": "string"},

@@ -10,6 +10,9 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.testing.CatalystValues
+import io.sparkkinesis.testing.CatalystValues.{arr, map, row, str}
+
 /**
  * The JSON Schema <-> Catalyst conversions: the Spark type of a realistic order schema, JSON texts written out here
  * decoded to Catalyst values computed here by other means (java.time), the encoder's text decoded back, reused
@@ -210,11 +213,6 @@ class JsonSchemaConversionSuite extends AnyFunSuite {
 }
 
 object JsonSchemaConversionSuite {
-  def str(s: String): UTF8String = UTF8String.fromString(s)
-  def row(values: Any*): InternalRow = new GenericInternalRow(values.toArray)
-  def arr(values: Any*): ArrayData = new GenericArrayData(values.toArray)
-  def map(entries: (String, Any)*): MapData =
-    new ArrayBasedMapData(arr(entries.map(e => str(e._1)): _*), arr(entries.map(_._2): _*))
 
   /** Microseconds since the epoch of an ISO-8601 instant, by java.time. */
   def micros(iso: String): Long = {
@@ -225,17 +223,7 @@ object JsonSchemaConversionSuite {
   def days(iso: String): Int = LocalDate.parse(iso).toEpochDay.toInt
 
   /** Catalyst values as plain Scala values that compare by content (rows, arrays and maps as lists). */
-  def norm(v: Any, dt: DataType): Any = (v, dt) match {
-    case (null, _) => null
-    case (r: InternalRow, st: StructType) =>
-      st.fields.indices.map(i => if (r.isNullAt(i)) null else norm(r.get(i, st(i).dataType), st(i).dataType)).toList
-    case (a: ArrayData, ArrayType(et, _)) =>
-      (0 until a.numElements()).map(i => if (a.isNullAt(i)) null else norm(a.get(i, et), et)).toList
-    case (m: MapData, MapType(_, vt, _)) =>
-      norm(m.keyArray(), ArrayType(StringType)).asInstanceOf[List[Any]]
-        .zip(norm(m.valueArray(), ArrayType(vt)).asInstanceOf[List[Any]])
-    case _ => v
-  }
+  def norm(v: Any, dt: DataType): Any = CatalystValues.norm(v, dt)
 
   val OrderSchema: String = """{
     "$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Order", "type": "object",

@@ -12,6 +12,9 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.testing.CatalystValues
+import io.sparkkinesis.testing.CatalystValues.{arr, map, row, str}
+
 import ProtoSchema._
 
 /**
@@ -305,26 +308,12 @@ object ProtobufConversionSuite {
   def hex(s: String): Array[Byte] = s.split(' ').filter(_.nonEmpty).map(Integer.parseInt(_, 16).toByte)
   def hexOf(b: Array[Byte]): String = b.map(x => f"${x & 0xFF}%02X").mkString(" ")
 
-  def str(s: String): UTF8String = UTF8String.fromString(s)
-  def row(values: Any*): InternalRow = new GenericInternalRow(values.toArray)
-  def arr(values: Any*): ArrayData = new GenericArrayData(values.toArray)
-  def map(entries: (String, Any)*): MapData =
-    new ArrayBasedMapData(arr(entries.map(e => str(e._1)): _*), arr(entries.map(_._2): _*))
-
   /** Catalyst values as plain Scala values that compare by content (rows, arrays and maps as lists). */
-  def norm(v: Any, dt: DataType): Any = (v, dt) match {
-    case (null, _) => null
-    case (r: InternalRow, st: StructType) =>
-      st.fields.indices.map(i => if (r.isNullAt(i)) null else norm(r.get(i, st(i).dataType), st(i).dataType)).toList
-    case (a: ArrayData, ArrayType(et, _)) =>
-      (0 until a.numElements()).map(i => if (a.isNullAt(i)) null else norm(a.get(i, et), et)).toList
-    case (m: MapData, MapType(kt, vt, _)) =>
-      norm(m.keyArray(), ArrayType(kt)).asInstanceOf[List[Any]].zip(norm(m.valueArray(), ArrayType(vt))
-          .asInstanceOf[List[Any]])
-    case (b: Array[Byte], BinaryType) => b.toList
-    case (d: Decimal, _) => d.toJavaBigDecimal
-    case (f: Float, _) if f.isNaN => "NaN"
-    case (d: Double, _) => java.lang.Double.doubleToLongBits(d) // -0.0 is not 0.0
-    case _ => v
-  }
+  def norm(v: Any, dt: DataType): Any = CatalystValues.norm(v, dt,
+    {
+      case (b: Array[Byte], BinaryType) => b.toList
+      case (d: Decimal, _) => d.toJavaBigDecimal
+      case (f: Float, _) if f.isNaN => "NaN"
+      case (d: Double, _) => java.lang.Double.doubleToLongBits(d) // -0.0 is not 0.0
+    })
 }
