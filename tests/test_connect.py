@@ -80,10 +80,10 @@ def _registry(glue: str, server) -> dict:
 
 
 def _run_app(remote: str, server, source: str, copy: str, workdir: Path, env=None, errors_only=False,
-             registry=None) -> dict:
+             registry=None, registry_only=False) -> dict:
     config = {"remote": remote, "connection": connector_options(server), "source": source, "copy": copy,
               "rows": ROWS, "workdir": str(workdir), "timeout": QUERY_TIMEOUT, "errors_only": errors_only,
-              "registry": registry}
+              "registry": registry, "registry_only": registry_only}
     proc = subprocess.run([sys.executable, str(APP), json.dumps(config)], capture_output=True, text=True,
                           timeout=4 * QUERY_TIMEOUT, env=env, cwd=str(workdir))
     assert proc.returncode == 0, f"connect_app.py failed:\n{proc.stderr[-6000:]}"
@@ -176,6 +176,26 @@ def test_a_missing_stream_is_caught_by_its_condition(kinesalite_server, tmp_path
     result = _run_app("local[2]", kinesalite_server, "unused", "unused", tmp_path, errors_only=True)
     assert result["pyspark"] == pyspark.__version__
     _check_reported(result)
+
+
+@pytest.mark.compat
+@pytest.mark.heavy  # a Connect server JVM: `make test` runs it on 3.5; on the default line the round trips above do
+@pytest.mark.xdist_group("local-connect")
+def test_schema_registry_functions_from_a_connect_client(kinesalite_server, glue, tmp_path):
+    """Typed payloads from a Connect client on every PySpark line (PySpark 3.5's client included): encoded, written
+    with the sink, read back and decoded, in Python and in SQL."""
+    import pyspark
+
+    if pyspark.__version__ == _default_pyspark():
+        pytest.skip("on the default PySpark, the Connect round trips above check the same")
+    assert not _port_in_use(LOCAL_CONNECT_PORT), (
+        f"port {LOCAL_CONNECT_PORT} is taken: PySpark's local Spark Connect server always listens there")
+    result = _run_app("local[2]", kinesalite_server, "unused", "unused", tmp_path,
+                      registry=_registry(glue, kinesalite_server), registry_only=True)
+    assert result["pyspark"] == pyspark.__version__ and result["session"].startswith("pyspark.sql.connect")
+    typed = sorted([i, f"c{i % 7}"] for i in range(ROWS))
+    assert sorted(result["registry"]["python"]) == typed
+    assert sorted(result["registry"]["sql"]) == typed
 
 
 @pytest.fixture(scope="module")

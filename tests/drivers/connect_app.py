@@ -12,6 +12,7 @@ Usage: ``python tests/drivers/connect_app.py CONFIG_JSON`` with the keys
 * ``source``, ``copy``: two existing streams; ``rows``: how many rows to write; ``workdir``: for checkpoints;
 * ``timeout``: seconds each query may take (the session also has a Kinesis catalog ``kinesis`` on that server);
 * ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors;
+* ``registry_only`` (optional): only the schema registry round trip (``registry_forms``);
 * ``registry`` (optional): options that reach a Glue Schema Registry (moto), a registered Avro schema ``schemaName``
   and its ``definition``, and a stream ``stream`` for the typed round trip (``registry_forms``).
 
@@ -152,6 +153,17 @@ def sql_forms(spark, config: dict) -> dict:
     return out
 
 
+def registry_only(config: dict) -> dict:
+    """Only the schema registry functions' round trip (``registry_forms``), on any PySpark line."""
+    import pyspark
+
+    spark = connect_session(config["remote"])
+    result = {"pyspark": pyspark.__version__, "session": type(spark).__module__,
+              "registry": registry_forms(spark, config)}
+    spark.stop()
+    return result
+
+
 def registry_forms(spark, config: dict) -> dict:
     """Typed payloads from a Connect client (docs/schema-registry.md): structs encoded with to_glue_schema_registry,
     written with the sink, read back with the source and decoded with from_glue_schema_registry, by the Python
@@ -237,7 +249,13 @@ def main(config: dict) -> dict:
 if __name__ == "__main__":
     try:
         config = json.loads(sys.argv[1])
-        print(json.dumps(errors_only(config) if config.get("errors_only") else main(config)), flush=True)
+        if config.get("errors_only"):
+            result = errors_only(config)
+        elif config.get("registry_only"):
+            result = registry_only(config)
+        else:
+            result = main(config)
+        print(json.dumps(result), flush=True)
     except Exception:  # noqa: BLE001 - the test shows the traceback
         traceback.print_exc()
         sys.exit(1)
