@@ -3,7 +3,9 @@ its executor (one JVM in local mode) shows the token or the secret, whatever the
 
 - DEBUG set before the session starts (``spark.log.level``);
 - ``setLogLevel("DEBUG")`` after the first batch, once the connector's clients exist;
-- a log4j2 configuration file that sets the root to DEBUG.
+- a log4j2 configuration file that sets the root to DEBUG;
+- SQL statements on a Kinesis catalog and a session table (``sql``), and the schema registry functions
+  (``schema-registry``: their Glue calls signed with the assumed role), each with the event log (what the UI shows).
 
 Each runs one short write and read in a JVM of its own, and greps every line it printed. Each also checks that
 DEBUG logging was on and reached the AWS SDK (its request logger), so a leak had every chance to show.
@@ -67,6 +69,32 @@ if mode == "sql":
     print("BATCHES", first, second, flush=True)
     spark.stop()
     sys.exit(0)
+if mode == "schema-registry":
+    from pyspark.sql import functions as F
+    from spark_kinesis import from_glue_schema_registry, to_glue_schema_registry
+    builder = (builder.config("spark.log.level", "DEBUG").config("spark.eventLog.enabled", "true")
+               .config("spark.eventLog.dir", sys.argv[5]).config("spark.eventLog.compress", "false"))
+    spark = configure_spark_with_kinesis(builder).getOrCreate()
+    # The registry is moto's, the server that plays STS: its calls are signed with the role's credentials.
+    registry = {k: v for k, v in options.items() if k not in ("endpointUrl", "cborEnabled")}
+    registry.update(registryEndpointUrl=options["stsEndpointUrl"], registryName=sys.argv[6], schemaName=stream,
+                    autoRegistration="true")
+    schema = '{"type": "record", "name": "Row", "fields": [{"name": "n", "type": "long"}]}'
+
+    def typed_batch(n):
+        rows = spark.range(n, n + 1).select(
+            to_glue_schema_registry(F.struct(F.col("id").alias("n")), schema, registry).alias("data"),
+            F.lit("k").alias("partitionKey"))
+        write_kinesis(rows, stream, **options)
+        decoded = read_kinesis(spark, stream, **options).select(from_glue_schema_registry("data", registry).alias("r"))
+        print("SHOWN", json.dumps(decoded._jdf.queryExecution().toString().splitlines() + [stream]), flush=True)
+        return decoded.where("r.n > 0").count()
+
+    first = typed_batch(1)
+    second = typed_batch(2)
+    print("BATCHES", first, second, flush=True)
+    spark.stop()
+    sys.exit(0)
 spark = configure_spark_with_kinesis(builder).getOrCreate()
 
 def batch(n):
@@ -100,19 +128,25 @@ appender.console.layout.pattern = %d{HH:mm:ss.SSS} %p %c: %m%n
 
 
 def _issued_credentials(endpoint: str, session: str):
-    """The temporary secret and token moto's STS issued to the connector (its role session named ``session``)."""
+    """The temporary secrets and tokens moto's STS issued to the connector (its role sessions named ``session``:
+    one per client that assumed the role)."""
     data = json.load(urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10))
-    for role in data.get("sts", {}).get("AssumedRole", []):
-        if role.get("session_name") == session:
-            return [v for k, v in role.items() if k in ("secret_access_key", "session_token") and v]
-    return []
+    return [v for role in data.get("sts", {}).get("AssumedRole", []) if role.get("session_name") == session
+            for k, v in role.items() if k in ("secret_access_key", "session_token") and v]
 
 
-@pytest.mark.parametrize("mode", ["debug-before-start", "set-log-level-after-first-batch", "log4j2-file", "sql"])
+@pytest.mark.parametrize("mode", ["debug-before-start", "set-log-level-after-first-batch", "log4j2-file", "sql",
+                                  "schema-registry"])
 def test_no_secret_or_token_in_any_log_line(mode, kinesalite_server, moto_sts, stream_name, tmp_path):  # noqa: F811
-    if mode == "sql":
+    if mode in ("sql", "schema-registry"):
         # Spark redacts a value that matches its redaction pattern: the test's name ("secret", "token") would hide it.
-        stream_name = f"log-sql-{os.getpid()}-{abs(hash(str(tmp_path))) % 10**8}"
+        stream_name = f"log-{mode}-{os.getpid()}-{abs(hash(str(tmp_path))) % 10**8}"
+    registry = f"logs-{os.getpid()}-{abs(hash(str(tmp_path))) % 10**6}"
+    if mode == "schema-registry":
+        import boto3
+
+        boto3.client("glue", endpoint_url=moto_sts, region_name="us-east-1", aws_access_key_id="local-test-key",
+                     aws_secret_access_key="local-test-secret").create_registry(RegistryName=registry)
     streams.create_stream(streams.client(kinesalite_server), stream_name, 1)
     session = f"log-{mode}-{os.getpid()}"
     options = dict(connector_options(kinesalite_server), awsAccessKeyId="AKIDLOGTEST1310", awsSecretKey=SECRET,
@@ -131,7 +165,7 @@ def test_no_secret_or_token_in_any_log_line(mode, kinesalite_server, moto_sts, s
     events.mkdir()
     with open(output, "w", encoding="utf-8") as out:
         process = subprocess.run([sys.executable, str(script), mode, json.dumps(options), stream_name, str(log4j2),
-                                  str(events)],
+                                  str(events), registry],
                                  cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S)
     lines = output.read_text(encoding="utf-8", errors="replace").splitlines()
     assert process.returncode == 0, "\n".join(lines[-40:])
@@ -140,17 +174,22 @@ def test_no_secret_or_token_in_any_log_line(mode, kinesalite_server, moto_sts, s
     assert sum(" DEBUG " in line for line in lines) > 100
     assert any("Sending Request" in line for line in lines), "the SDK logged no request at DEBUG"
     issued = _issued_credentials(moto_sts, session)
-    assert len(issued) == 2, "the connector did not assume the role through moto"
+    assert len(issued) >= 2, "the connector did not assume the role through moto"
     secrets = [SECRET, TOKEN] + issued
     # Spark's parser logs a statement's own text at DEBUG: the one statement that writes the keys into its text (a
     # session-catalog table's OPTIONS) is there as the user wrote it (docs/sql.md, "Secrets"), and nowhere else.
     statement = "SparkSqlParser: Parsing command: CREATE TABLE orders USING kinesis OPTIONS ("
     leaks = [line[:300] for line in lines if any(s in line for s in secrets) and statement not in line]
     assert leaks == [], f"{len(leaks)} lines show a secret or token"
-    if mode == "sql":
+    if mode == "schema-registry":
+        # The plans (the query execution, printed above) show the functions without their options.
+        shown = [line for line in lines if line.startswith("SHOWN")]
+        assert len(shown) == 2 and all("from_glue_schema_registry(data" in line for line in shown), "\n".join(shown)
+    if mode in ("sql", "schema-registry"):
         # What SQL showed (the statements' rows, printed above) named the stream, and so did the event log.
         shown = [line for line in lines if line.startswith("SHOWN")]
-        assert len(shown) == 8 and all(stream_name in line for line in shown), "\n".join(shown)
+        assert len(shown) == (8 if mode == "sql" else 2) and all(stream_name in line for line in shown), \
+            "\n".join(shown)
         logged = [line for f in events.rglob("*") if f.is_file() for line in f.read_text(encoding="utf-8").splitlines()]
         assert any(stream_name in line for line in logged), "the event log has no plan of the stream's queries"
         event_leaks = [line[:300] for line in logged if any(s in line for s in secrets)]

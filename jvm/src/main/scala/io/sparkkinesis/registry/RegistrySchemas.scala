@@ -2,7 +2,7 @@ package io.sparkkinesis.registry
 
 import java.util.UUID
 
-import io.sparkkinesis.aws.GlueRegistryClient
+import io.sparkkinesis.aws.{GlueRegistryClient, SchemaVersion}
 import io.sparkkinesis.errors.KinesisErrors
 
 /**
@@ -44,11 +44,43 @@ private[sparkkinesis] object RegistrySchemas {
           "Register it (aws glue register-schema-version), or set autoRegistration=true to have it registered")
         client.register(id, format.name, d)
       }
-      Found(d, format, Some(version.id))
+      Found(d, format,
+        Some(available(version, s"The 'schemaDefinition' given for $id", client.schemaVersion(_),
+            Thread.sleep(_)).id))
     case (None, Some(id)) =>
       val v = GlueRegistryClient(settings.connection).schemaVersion(id, settings.versionNumber)
       Found(v.definition, PayloadFormat.named(v.dataFormat, settings.schemaText), Some(v.id))
     case (None, None) => throw new IllegalStateException("RegistrySettings.parse requires a schema")
+  }
+
+  /** How many times, a second apart, a new version is looked at before it must be AVAILABLE. */
+  val AvailableChecks = 30
+
+  /**
+   * `version`, once the registry has made it AVAILABLE: a version just registered is PENDING while the registry
+   * checks its compatibility (as AWS's serializers do, it is looked at again, a second apart, up to
+   * [[AvailableChecks]] times); FAILURE (incompatible with the versions before it), DELETING or still PENDING is
+   * [KINESIS_INVALID_SCHEMA] naming `what`, since records framed with it could not be read.
+   */
+  def available(
+      version: SchemaVersion,
+      what: String,
+      refetch: UUID => SchemaVersion,
+      sleep: Long => Unit): SchemaVersion = {
+    var current = version
+    var checks = 0
+    while (current.status.equalsIgnoreCase("PENDING") && checks < AvailableChecks) {
+      sleep(1000)
+      checks += 1
+      current = refetch(current.id)
+    }
+    if (current.status.isEmpty || current.status.equalsIgnoreCase("AVAILABLE")) current
+    else throw KinesisErrors.invalidSchema(what,
+      s"its registered version ${current.id} is ${current.status}" +
+        (if (current.status.equalsIgnoreCase("FAILURE")) " (the registry found it incompatible with the versions " +
+           "before it, under the schema's compatibility mode)"
+         else ""),
+      "Give a definition the schema's compatibility mode accepts, or change the mode (aws glue update-schema)")
   }
 
   /** The format of a definition given in the options: `dataFormat`, Avro unless told. */
