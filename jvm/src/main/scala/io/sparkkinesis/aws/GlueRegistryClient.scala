@@ -181,6 +181,8 @@ private[sparkkinesis] object GlueRegistryClient {
   def apply(connection: AwsConnection): GlueRegistryClient = clients(connection)
 
   private def build(c: AwsConnection): ClientCache.Built[GlueRegistryClient] = {
+    // The signer logs canonical requests (a session token among their headers) at DEBUG: kept out, as for Kinesis.
+    SignerLogGuard()
     val (credentials, closeables) = KinesisClients.credentialsProvider(c.credentials, c.region)
     val http = UrlConnectionHttpClient.builder().connectionTimeout(KinesisClients.ConnectTimeout)
       .socketTimeout(SocketTimeout).build()

@@ -28,12 +28,17 @@ import org.apache.logging.log4j.message.Message
  */
 private[sparkkinesis] object SignerLogGuard {
 
-  /** The signer packages (http-auth-aws, the legacy auth.signer) and the credential providers (SDK, STS). */
+  /**
+   * The signer packages (http-auth-aws, the legacy auth.signer), the credential providers (SDK, STS), and Netty's
+   * wire logger, which the SDK's async HTTP client adds to its channels at DEBUG and which logs each request's
+   * headers, the session token among them.
+   */
   val Loggers: Seq[String] = Seq(
     classOf[software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner].getPackageName.stripSuffix(".signer"),
     legacySigners,
     classOf[software.amazon.awssdk.auth.credentials.AwsCredentialsProvider].getPackageName,
-    classOf[software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider].getPackageName)
+    classOf[software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider].getPackageName,
+    classOf[io.netty.handler.logging.LoggingHandler].getName)
 
   /**
    * The legacy signer's package, named through its class (which the SDK deprecates) so that the assembly's relocation

@@ -105,5 +105,8 @@ class SignerLogGuardSuite extends AnyFunSuite {
     assert(SignerLogGuard.allows(signer + ".internal", Level.WARN))
     assert(SignerLogGuard.allows("org.apache.spark.scheduler.DAGScheduler", Level.DEBUG))
     assert(SignerLogGuard.allows(signer + "x.Other", Level.DEBUG), "a package that only shares a prefix")
+    // Netty's wire logger, which the async client's channels log each request's headers to at DEBUG.
+    assert(!SignerLogGuard.allows(classOf[io.netty.handler.logging.LoggingHandler].getName, Level.DEBUG))
+    assert(SignerLogGuard.allows(classOf[io.netty.channel.Channel].getName, Level.DEBUG))
   }
 }
