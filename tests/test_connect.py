@@ -113,6 +113,7 @@ def _check(result: dict, kinesis, source: str, copy: str) -> None:
     if "registry" in result:
         typed = sorted([i, f"c{i % 7}"] for i in range(ROWS))
         assert sorted(result["registry"]["python"]) == typed
+        assert sorted(result["registry"]["stream"]) == typed
         assert sorted(result["registry"]["sql"]) == typed
     # Errors arrive as the package's exception classes, from Python's checks and from the server.
     assert result["errors"] == {
@@ -195,6 +196,7 @@ def test_schema_registry_functions_from_a_connect_client(kinesalite_server, glue
     assert result["pyspark"] == pyspark.__version__ and result["session"].startswith("pyspark.sql.connect")
     typed = sorted([i, f"c{i % 7}"] for i in range(ROWS))
     assert sorted(result["registry"]["python"]) == typed
+    assert sorted(result["registry"]["stream"]) == typed
     assert sorted(result["registry"]["sql"]) == typed
 
 

@@ -135,7 +135,7 @@ def test_records_of_two_versions_decode_to_one_shape_in_batch_and_micro_batch(
 @pytest.mark.compat
 @pytest.mark.heavy  # once per jar: on the default PySpark and on 3.5
 def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
-        spark, kinesalite_server, glue, stream_name):
+        spark, kinesalite_server, glue, stream_name, tmp_path):
     topic = f"sink-{uuid.uuid4().hex[:8]}"
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 2)
@@ -161,10 +161,19 @@ def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
                      for d in (deserializer.deserialize(topic, p) for p in payloads))
     assert decoded == [(i, f"c{i % 7}", f"{i * 1.25:.2f}", None if i % 2 == 0 else f"n{i}") for i in range(60)]
 
-    back = read_kinesis(spark, stream_name, **connector_options(kinesalite_server)).select(
-        from_glue_schema_registry("data", _registry_options(glue, schemaName=f"{topic}-value")).alias("o"))
-    assert sorted(tuple(r) for r in back.select("o.id", "o.customer", "o.note").collect()) == \
-        [(i, f"c{i % 7}", None if i % 2 == 0 else f"n{i}") for i in range(60)]
+    # Read back by the source and decoded, in batch and in micro-batches.
+    typed = [(i, f"c{i % 7}", None if i % 2 == 0 else f"n{i}") for i in range(60)]
+    decode = from_glue_schema_registry("data", _registry_options(glue, schemaName=f"{topic}-value")).alias("o")
+    back = read_kinesis(spark, stream_name, **connector_options(kinesalite_server)).select(decode)
+    assert sorted(tuple(r) for r in back.select("o.id", "o.customer", "o.note").collect()) == typed
+    stream = (spark.readStream.format("kinesis").options(**connector_options(kinesalite_server))
+              .option("streamName", stream_name).option("initialPosition", "trim_horizon").load())
+    query = (stream.select(decode).select("o.id", "o.customer", "o.note").writeStream.format("memory")
+             .queryName("gsr_back_" + stream_name.replace("-", "_"))
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
+    query.awaitTermination(180)
+    assert query.exception() is None
+    assert sorted(tuple(r) for r in spark.table(query.name).collect()) == typed
 
 
 @pytest.mark.compat

@@ -170,7 +170,8 @@ def registry_forms(spark, config: dict) -> dict:
     functions and in SQL; each gives [id, customer] rows."""
     from pyspark.sql import functions as F
 
-    from spark_kinesis import from_glue_schema_registry, read_kinesis, to_glue_schema_registry, write_kinesis
+    from spark_kinesis import from_glue_schema_registry, kinesis_stream, read_kinesis, to_glue_schema_registry, \
+        write_kinesis
 
     r, o = dict(config["registry"]), config["connection"]
     stream, definition = r.pop("stream"), r.pop("definition")
@@ -181,6 +182,14 @@ def registry_forms(spark, config: dict) -> dict:
     read = read_kinesis(spark, stream, **o)
     out = {"python": [list(row) for row in read.select(from_glue_schema_registry("data", r).alias("o"))
                       .select("o.id", "o.customer").collect()]}
+    # The same records read by a streaming query (AvailableNow) and decoded in its micro-batches.
+    query = (kinesis_stream(spark, stream, initial_position="trim_horizon", **o)
+             .select(from_glue_schema_registry("data", r).alias("o")).select("o.id", "o.customer")
+             .writeStream.format("memory").queryName("connect_typed_stream")
+             .option("checkpointLocation", os.path.join(config["workdir"], "typed"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination(config["timeout"])
+    out["stream"] = [list(row) for row in spark.table("connect_typed_stream").collect()]
     read.createOrReplaceTempView("connect_typed")
     options = ", ".join(f"'{k}', '{v}'" for k, v in r.items())
     out["sql"] = [list(row) for row in spark.sql(
