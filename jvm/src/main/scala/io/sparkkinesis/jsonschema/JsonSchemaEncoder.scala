@@ -116,21 +116,24 @@ private[sparkkinesis] object JsonSchemaEncoder {
           while (i < m.numElements()) { g.writeFieldName(keys.getUTF8String(i).toString); w(g, get(vals, i)); i += 1 }
           g.writeEndObject()
         }
-      case (ArrayKind(items), ArrayType(et, _)) =>
-        val get = InternalRow.getAccessor(et, nullable = true)
-        val w = writerOf(et, items, factory)
-        (g, v) => {
-          val a = v.asInstanceOf[ArrayData]
-          g.writeStartArray()
-          var i = 0
-          while (i < a.numElements()) { w(g, get(a, i)); i += 1 }
-          g.writeEndArray()
-        }
+      case (ArrayKind(items), ArrayType(et, _)) => arrayWriter(et, writerOf(et, items, factory))
       case _ => throw fail(s"cannot write Spark ${dt.simpleString} at ${shape.path} as ${describe(shape.kind)}")
     }
   }
 
   /** Days since the epoch as `yyyy-MM-dd`. */
+  /** An array of elements of `et`, each written by `w`. */
+  private def arrayWriter(et: DataType, w: Write): Write = {
+    val get = InternalRow.getAccessor(et, nullable = true)
+    (g, v) => {
+      val a = v.asInstanceOf[ArrayData]
+      g.writeStartArray()
+      var i = 0
+      while (i < a.numElements()) { w(g, get(a, i)); i += 1 }
+      g.writeEndArray()
+    }
+  }
+
   private def date(v: Any): String = LocalDate.ofEpochDay(v.asInstanceOf[Int].toLong).toString
 
   /** Microseconds since the epoch as ISO-8601 in UTC (`2024-01-02T03:04:05.006Z`). */
@@ -232,15 +235,7 @@ private[sparkkinesis] object JsonSchemaEncoder {
         while (i < fields.length) { g.writeFieldName(fields(i)._1); fields(i)._3(g, fields(i)._2(row, i)); i += 1 }
         g.writeEndObject()
       }
-    case ArrayType(et, _) =>
-      val (get, w) = (InternalRow.getAccessor(et, nullable = true), plainOrNull(et, s"$path/items"))
-      (g, v) => {
-        val a = v.asInstanceOf[ArrayData]
-        g.writeStartArray()
-        var i = 0
-        while (i < a.numElements()) { w(g, get(a, i)); i += 1 }
-        g.writeEndArray()
-      }
+    case ArrayType(et, _) => arrayWriter(et, plainOrNull(et, s"$path/items"))
     case MapType(StringType, vt, _) =>
       val (get, w) = (InternalRow.getAccessor(vt, nullable = true), plainOrNull(vt, s"$path/additionalProperties"))
       (g, v) => {
