@@ -69,7 +69,9 @@ class FakeKinesisSuite extends AnyFunSuite {
   }
 
   test("SubscribeToShard sends a closed shard's records in order, then its children, and ends; at most once a second") {
-    val fake = new FakeKinesis(Some(ServiceLimits()))
+    // The rate is counted per clock second: the clock stays in the middle of one, so that the second call falls in
+    // the first one's second however long the first took (two calls across a second's end may both pass).
+    val fake = new FakeKinesis(Some(ServiceLimits()), () => 1700000000500L)
     val stream = fake.create("s", 1)
     val shard = stream.shards.head
     (1 to 3).foreach(i => shard.append(s"k$i", s"r$i".getBytes("UTF-8"), 1000L * i))
