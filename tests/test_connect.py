@@ -80,10 +80,10 @@ def _registry(glue: str, server) -> dict:
 
 
 def _run_app(remote: str, server, source: str, copy: str, workdir: Path, env=None, errors_only=False,
-             registry=None, registry_only=False) -> dict:
+             registry=None) -> dict:
     config = {"remote": remote, "connection": connector_options(server), "source": source, "copy": copy,
               "rows": ROWS, "workdir": str(workdir), "timeout": QUERY_TIMEOUT, "errors_only": errors_only,
-              "registry": registry, "registry_only": registry_only}
+              "registry": registry}
     proc = subprocess.run([sys.executable, str(APP), json.dumps(config)], capture_output=True, text=True,
                           timeout=4 * QUERY_TIMEOUT, env=env, cwd=str(workdir))
     assert proc.returncode == 0, f"connect_app.py failed:\n{proc.stderr[-6000:]}"
@@ -164,36 +164,24 @@ def test_local_connect_server_gets_the_jar_from_configure(kinesalite_server, glu
 @pytest.mark.compat
 @pytest.mark.heavy  # a Connect server JVM: `make test` runs it on 3.5; 4.x Connect is the default line's round trips
 @pytest.mark.xdist_group("local-connect")
-def test_a_missing_stream_is_caught_by_its_condition(kinesalite_server, tmp_path):
-    """Issue 28.5 under Spark Connect, on every PySpark line: PySpark 4's client reports the connector's condition
-    and SQLSTATE, and the package picks its class by the condition alone; PySpark 3.5's client reports none (it
-    drops the server's condition), so there the class comes from the message's bracketed name."""
+def test_errors_and_typed_payloads_from_a_connect_client(kinesalite_server, glue, tmp_path):
+    """On every PySpark line, in one Connect session (one server JVM):
+
+    - issue 28.5: PySpark 4's client reports the connector's condition and SQLSTATE of a missing stream, and the
+      package picks its class by the condition alone; PySpark 3.5's client reports none (it drops the server's
+      condition), so there the class comes from the message's bracketed name;
+    - typed payloads (PySpark 3.5's client included): encoded, written with the sink, read back and decoded, in
+      Python and in SQL."""
     import pyspark
 
     if pyspark.__version__ == _default_pyspark():
         pytest.skip("on the default PySpark, the Connect round trips above check the same")
     assert not _port_in_use(LOCAL_CONNECT_PORT), (
         f"port {LOCAL_CONNECT_PORT} is taken: PySpark's local Spark Connect server always listens there")
-    result = _run_app("local[2]", kinesalite_server, "unused", "unused", tmp_path, errors_only=True)
+    result = _run_app("local[2]", kinesalite_server, "unused", "unused", tmp_path, errors_only=True,
+                      registry=_registry(glue, kinesalite_server))
     assert result["pyspark"] == pyspark.__version__
     _check_reported(result)
-
-
-@pytest.mark.compat
-@pytest.mark.heavy  # a Connect server JVM: `make test` runs it on 3.5; on the default line the round trips above do
-@pytest.mark.xdist_group("local-connect")
-def test_schema_registry_functions_from_a_connect_client(kinesalite_server, glue, tmp_path):
-    """Typed payloads from a Connect client on every PySpark line (PySpark 3.5's client included): encoded, written
-    with the sink, read back and decoded, in Python and in SQL."""
-    import pyspark
-
-    if pyspark.__version__ == _default_pyspark():
-        pytest.skip("on the default PySpark, the Connect round trips above check the same")
-    assert not _port_in_use(LOCAL_CONNECT_PORT), (
-        f"port {LOCAL_CONNECT_PORT} is taken: PySpark's local Spark Connect server always listens there")
-    result = _run_app("local[2]", kinesalite_server, "unused", "unused", tmp_path,
-                      registry=_registry(glue, kinesalite_server), registry_only=True)
-    assert result["pyspark"] == pyspark.__version__ and result["session"].startswith("pyspark.sql.connect")
     typed = sorted([i, f"c{i % 7}"] for i in range(ROWS))
     assert sorted(result["registry"]["python"]) == typed
     assert sorted(result["registry"]["stream"]) == typed

@@ -11,8 +11,8 @@ Usage: ``python tests/drivers/connect_app.py CONFIG_JSON`` with the keys
 * ``connection``: the connector options that reach the local Kinesis server (``endpointUrl``, ``region``, keys);
 * ``source``, ``copy``: two existing streams; ``rows``: how many rows to write; ``workdir``: for checkpoints;
 * ``timeout``: seconds each query may take (the session also has a Kinesis catalog ``kinesis`` on that server);
-* ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors;
-* ``registry_only`` (optional): only the schema registry round trip (``registry_forms``);
+* ``errors_only`` (optional): only the calls on a missing stream, with what Spark Connect reports of their errors,
+  and the schema registry round trip (``registry_forms``) when ``registry`` is given;
 * ``registry`` (optional): options that reach a Glue Schema Registry (moto), a registered Avro schema ``schemaName``
   and its ``definition``, and a stream ``stream`` for the typed round trip (``registry_forms``).
 
@@ -106,7 +106,8 @@ def missing_stream_calls(spark, connection: dict, endpoint: str, region: str) ->
 
 
 def errors_only(config: dict) -> dict:
-    """Only the missing-stream errors: what Spark Connect reports of them, and the classes the package raises."""
+    """Only the missing-stream errors (what Spark Connect reports of them, and the classes the package raises) and,
+    with ``registry``, the typed round trip: what the other PySpark lines check, in one Connect session."""
     import pyspark
 
     conn = dict(config["connection"])
@@ -116,6 +117,8 @@ def errors_only(config: dict) -> dict:
     result = {"pyspark": pyspark.__version__, "session": type(spark).__module__,
               "errors": {what: outcome(call) for what, call in calls.items()},
               "reported": {what: reported(call) for what, call in calls.items()}}
+    if config.get("registry"):
+        result["registry"] = registry_forms(spark, config)
     spark.stop()
     return result
 
@@ -151,17 +154,6 @@ def sql_forms(spark, config: dict) -> dict:
     out["describe_names_stream"] = any(config["source"] in line for line in described)
     out["describe_shows_secret"] = any(o["awsSecretKey"] in line for line in described)
     return out
-
-
-def registry_only(config: dict) -> dict:
-    """Only the schema registry functions' round trip (``registry_forms``), on any PySpark line."""
-    import pyspark
-
-    spark = connect_session(config["remote"])
-    result = {"pyspark": pyspark.__version__, "session": type(spark).__module__,
-              "registry": registry_forms(spark, config)}
-    spark.stop()
-    return result
 
 
 def registry_forms(spark, config: dict) -> dict:
@@ -260,8 +252,6 @@ if __name__ == "__main__":
         config = json.loads(sys.argv[1])
         if config.get("errors_only"):
             result = errors_only(config)
-        elif config.get("registry_only"):
-            result = registry_only(config)
         else:
             result = main(config)
         print(json.dumps(result), flush=True)
