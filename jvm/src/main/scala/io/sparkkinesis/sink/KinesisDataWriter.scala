@@ -87,11 +87,15 @@ private[sparkkinesis] final class KinesisDataWriter(
   private def tick(): Unit = {
     val calls =
       if (lock.tryLock()) {
-        try sender.sendWaiting(packer.map(_.flush()).getOrElse(Nil))
+        try sender.sendWaiting(
+            packer.map(p => if (options.perKeyOrdering) p.flush(unitFree) else p.flush()).getOrElse(Nil))
         finally lock.unlock()
       } else Nil
     calls.foreach(_.make())
   }
+
+  /** With `ordering=perKey`: nothing of the unit of order is in flight or waiting, so its aggregate may leave now. */
+  private def unitFree(stream: Int, orderingKey: String): Boolean = !sender.holds(stream, orderingKey)
 
   private def locked[T](body: => T): T = {
     lock.lock()

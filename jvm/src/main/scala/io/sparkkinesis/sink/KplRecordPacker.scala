@@ -35,6 +35,14 @@ private[sink] final class KplRecordPacker(
   def flush(): Seq[PutEntry] = open.flushAll()
 
   /**
+   * The aggregates in progress whose unit of order is `free` (by stream and ordering key): with `ordering=perKey`,
+   * an aggregate whose unit has one in flight stays open and gathers the records that arrive meanwhile, so they
+   * leave together when the unit is free, rather than one small aggregate per flush queued behind each other.
+   */
+  def flush(free: (Int, String) => Boolean): Seq[PutEntry] =
+    open.flushWhere(k => free(k.stream, OpenAggregates.orderingKey(k.unit)))
+
+  /**
    * Packs again, by the stream's map now, the records of the aggregates in progress for shards the map no longer
    * has open, in their order; returns the aggregates that completes.
    */
@@ -77,10 +85,12 @@ private final class OpenAggregates(maps: KplShardMaps, maxAggregateBytes: Int =>
     out
   }
 
-  def flushAll(): Seq[PutEntry] = {
-    val out = open.iterator.flatMap { case (key, o) => flushed(key, o) }.toVector
-    open.clear()
-    out
+  def flushAll(): Seq[PutEntry] = flushWhere(_ => true)
+
+  def flushWhere(which: Key => Boolean): Seq[PutEntry] = {
+    val leaving = open.filter(e => which(e._1)).toVector
+    open --= leaving.map(_._1)
+    leaving.flatMap { case (key, o) => flushed(key, o) }
   }
 
   def heldBytes: Long = open.valuesIterator.map(_.aggregator.pendingBytes).sum

@@ -42,6 +42,12 @@ private[sink] trait PendingEntries {
 
   /** When the earliest retry that is not ready yet becomes due. */
   def nextDueNanos: Option[Long]
+
+  /**
+   * Whether a record added now with this ordering key would wait behind another of the key (one in flight, waiting
+   * for its retry, or waiting to leave). Always false where order is not kept.
+   */
+  def holds(orderingKey: String): Boolean
 }
 
 /** Retries waiting for their time, earliest first. */
@@ -117,6 +123,7 @@ private[sink] final class UnorderedEntries extends PendingEntries {
   override def waitingCount: Int = ready.size + timer.size
   override def waitingBytes: Long = waitingBytesSum
   override def nextDueNanos: Option[Long] = timer.next
+  override def holds(orderingKey: String): Boolean = false
 }
 
 /**
@@ -208,4 +215,6 @@ private[sink] final class PerKeyEntries extends PendingEntries {
   override def waitingCount: Int = waitingCountSum
   override def waitingBytes: Long = waitingBytesSum
   override def nextDueNanos: Option[Long] = timer.next
+  override def holds(orderingKey: String): Boolean =
+    busy.contains(orderingKey) || byKey.get(orderingKey).exists(_.nonEmpty)
 }

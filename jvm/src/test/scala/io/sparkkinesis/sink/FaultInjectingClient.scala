@@ -61,6 +61,9 @@ final class FaultInjectingClient(
   private val listShardsCount = new AtomicInteger
   private val describeCount = new AtomicInteger
 
+  /** How long each PutRecords answer is held back after the server gave it: a slower round trip. */
+  @volatile var responseDelayMillis: Long = 0L
+
   /** The stream's maximum record size that DescribeStreamSummary reports; unset, `delegate` answers (or none). */
   @volatile var maxRecordSizeKiB: Option[Int] = None
 
@@ -115,8 +118,8 @@ final class FaultInjectingClient(
         val concurrent = inFlight.incrementAndGet()
         maxInFlightSeen.accumulateAndGet(concurrent, math.max)
         val upstream =
-          if (forwarded.isEmpty) CompletableFuture.completedFuture(Seq.empty[PutRecordsResultEntry])
-          else forward(request, forwarded)
+          (if (forwarded.isEmpty) CompletableFuture.completedFuture(Seq.empty[PutRecordsResultEntry])
+           else forward(request, forwarded)).thenCompose((r: Seq[PutRecordsResultEntry]) => delayed(r))
         upstream.whenComplete((_, _) => inFlight.decrementAndGet()).thenApply { results =>
           val it = results.iterator
           val merged = failing.map { f =>
@@ -128,6 +131,13 @@ final class FaultInjectingClient(
             .build()
         }
     }
+  }
+
+  private def delayed[T](value: T): CompletableFuture[T] = {
+    val delay = responseDelayMillis
+    if (delay <= 0) CompletableFuture.completedFuture(value)
+    else CompletableFuture.supplyAsync(() => value,
+      CompletableFuture.delayedExecutor(delay, java.util.concurrent.TimeUnit.MILLISECONDS))
   }
 
   private def forward(

@@ -267,6 +267,38 @@ class KinesisDataWriterFaultSuite extends AnyFunSuite with LocalKinesisServers {
     }
   }
 
+  test("aggregation=kpl, ordering=perKey, maxRecordDelay: rows that come while the shard's aggregate is in flight " +
+    "leave together in the next one, not one small aggregate per tick queued behind it (issue 39)") {
+    val stream = freshStream(1)
+    val fake = new FaultInjectingClient(Some(realClient))
+    fake.responseDelayMillis = 100
+    val rows = 400
+    val w = new KinesisDataWriter(options(server, stream, FixedClientFactory(fake),
+        Map("aggregation" -> "kpl", "ordering" -> "perKey", "maxRecordDelay" -> "5ms")),
+      SinkSchema.of(textSchema, None), 0, 1L)
+    val started = System.nanoTime()
+    // Rows as a real-time task gets them, spread over about half a second: each tick (5 ms) finds a few.
+    (0 until rows).foreach { i =>
+      w.write(row(s"k${i % 10}:${i / 10}", s"k${i % 10}"))
+      java.util.concurrent.locks.LockSupport.parkNanos(1000000L)
+    }
+    w.commit()
+    w.close()
+    val seconds = (System.nanoTime() - started) / 1e9
+    // One aggregate in flight at a time, each call 100 ms or more: the rows' half second (and the last call) take
+    // about 6 calls; one aggregate per tick would take about a hundred, one after another (over 10 s).
+    val calls = fake.recordedCalls.size
+    assert(calls <= 20, f"$calls PutRecords calls for $rows rows over $seconds%.1f s")
+    val users = readAll(server, stream).flatMap { r =>
+      io.sparkkinesis.kpl.Kpl.deaggregate(r.data, r.partitionKey).getOrElse(fail("not an aggregate"))
+    }
+    assert(users.size == rows)
+    users.groupBy(_.partitionKey).foreach { case (key, records) =>
+      val seqs = records.map(u => new String(u.data, StandardCharsets.UTF_8).split(':')(1).toInt)
+      assert(seqs == (0 until rows / 10), s"key $key arrived in order $seqs")
+    }
+  }
+
   test("aggregation=kpl: a row too large for an aggregate goes on its own after its shard's aggregate, in order") {
     val stream = freshStream(2)
     val fake = new FaultInjectingClient(Some(realClient), seed = 4, entryFailureRate = 0.2)
