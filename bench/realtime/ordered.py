@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""An ordered change-data pipeline in real-time mode, Kinesis to Kinesis (issue 39; not part of CI).
+Results and commands: docs/performance.md, "Ordered real-time pipelines".
+
+The shape a change-data pipeline has: a 4-shard input stream written at --rate records/s over --keys keys (each
+key's records numbered in order), the records of one key in five put as KPL aggregates of that key alone (made by
+aws-kinesis-agg), read by the connector in real-time mode (--batch-duration batches, --slots task slots,
+asynchronous progress tracking) and written unchanged to a 4-shard output stream by the connector's sink, once per
+sink setting in --sinks:
+
+* ``unordered``: the default; ``perKey``: ``ordering=perKey``; ``perKey+kpl``: ``ordering=perKey`` with
+  ``aggregation=kpl`` (the output read as the KCL reads it: de-aggregated, sub-records outside their shard's
+  range dropped).
+
+Per setting, in a Spark process of its own: a warm-up record through the pipeline, then --seconds of writing. A
+record's latency is its arrival in the output stream minus its arrival in the input stream, both
+ApproximateArrivalTimestamps of the same server. Reported: p50, p99, max; the same over the first 5 seconds of
+writing (the slow start); the records within a second of each batch end; and the order violations of each key
+against its order in the input stream (both streams read parents first).
+
+    make bench-ordered
+    .venv/bin/python bench/realtime/ordered.py [--server kinesis-mock] [--fetch efo] [--sinks perKey+kpl] [--plot]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source"))
+
+from common import (local_server, new_figure, replot_or_child, run_child, finish, results_table,  # noqa: E402
+                    save_figure, spark_session)
+from harness import local_kinesis, ordering, streams  # noqa: E402
+
+# bench/realtime/run.py's helpers (a plain `import run` would find bench/source/run.py first).
+_spec = importlib.util.spec_from_file_location("realtime_run", Path(__file__).with_name("run.py"))
+_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_run)
+KEYS, batch_end_summary, batch_ends, iso_millis, versions = (
+    _run.KEYS, _run.batch_end_summary, _run.batch_ends, _run.iso_millis, _run.versions)
+
+NAME = "ordered-realtime"
+SINKS = {"unordered": {}, "perKey": {"ordering": "perKey"},
+         "perKey+kpl": {"ordering": "perKey", "aggregation": "kpl"}}
+TICK_S = 0.1
+FIRST_SECONDS = 5
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The child: one sink setting in a Spark process of its own
+
+
+def start_pipeline(spark, cfg: dict, checkpoint: str):
+    connection = dict(KEYS, endpointUrl=cfg["endpoint"], cborEnabled=cfg["cbor"])
+    read = dict(connection, streamName=cfg["input"], initialPosition="trim_horizon",
+                minFetchPeriod=cfg["fetch_period"], consumerMode=cfg["fetch"])
+    write = dict(connection, streamName=cfg["output"], maxRecordDelay=cfg["record_delay"], **SINKS[cfg["sink"]])
+    frame = spark.readStream.format("kinesis").options(**read).load().select("data", "partitionKey")
+    return (frame.writeStream.format("kinesis").options(**write).option("checkpointLocation", checkpoint)
+            .option("_asyncProgressTrackingOverrideSinkSupportCheck", "true")
+            .outputMode("update").trigger(realTime=cfg["batch_duration"]).start())
+
+
+def output_users(kinesis, stream: str) -> list:
+    return ordering.read_as_kcl(kinesis, stream)[0]
+
+
+def wait_for(query, done, timeout: float, every: float = 1.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception())[:2000])
+        if done():
+            return True
+        time.sleep(every)
+    return False
+
+
+def write_ticks(kinesis, cfg: dict) -> int:
+    """Puts --rate records a second for --seconds, a tick's records in one PutRecords call; returns how many."""
+    per_tick = max(1, round(cfg["rate"] * TICK_S))
+    written = 0
+    next_at = time.monotonic()
+    end = next_at + cfg["seconds"]
+    while time.monotonic() < end:
+        streams.put_records(kinesis, cfg["input"], ordering.tick_entries(written, per_tick, cfg["keys"]))
+        written += per_tick
+        next_at += TICK_S
+        time.sleep(max(0.0, next_at - time.monotonic()))
+    return written
+
+
+def child(cfg: dict) -> None:
+    class Server:  # what streams.client needs of a server
+        endpoint = cfg["endpoint"]
+        cbor_enabled = cfg["cbor"] == "true"
+    conf = {"spark.master": f"local[{cfg['slots']}]", "spark.sql.streaming.realTimeMode.allowlistCheck": "false"}
+    spark = spark_session(f"{NAME}-{cfg['sink']}", conf=conf)
+    kinesis = streams.client(Server())
+    work = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
+    query = start_pipeline(spark, cfg, str(work / "checkpoint"))
+    result: dict = {}
+    try:
+        streams.put_records(kinesis, cfg["input"], [("warm-up", "warm-up")])
+        if not wait_for(query, lambda: len(output_users(kinesis, cfg["output"])) >= 1, 180, every=0.2):
+            raise RuntimeError("the warm-up record did not come through in 180 s")
+        written = write_ticks(kinesis, cfg)
+        if not wait_for(query, lambda: len({r["data"] for r in output_users(kinesis, cfg["output"])}) >= written + 1,
+                        120, every=2):
+            raise RuntimeError(f"not every one of {written} records came through in 120 s")
+        result["written"] = written
+        result["batches"] = [{"batchId": p["batchId"], "startMs": round(iso_millis(p["timestamp"])),
+                              "durationMs": p["durationMs"]} for p in query.recentProgress]
+    finally:
+        query.stop()
+    Path(cfg["out"]).write_text(json.dumps(result))
+    spark.stop()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The parent: the server, the streams, one child per sink setting, the measures
+
+
+def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) -> dict:
+    read_in, _ = ordering.read_as_kcl(kinesis, input_stream)
+    read_out, dropped = ordering.read_as_kcl(kinesis, output_stream)
+    written_at = {r["data"]: r["arrival_timestamp"] for r in read_in if r["partition_key"] != "warm-up"}
+    arrived = {}
+    for r in read_out:
+        arrived.setdefault(r["data"], r["arrival_timestamp"])
+    series = sorted((t.timestamp() * 1000, (arrived[d] - t).total_seconds() * 1000)
+                    for d, t in written_at.items() if d in arrived)
+    lat = sorted(x for _, x in series)
+    start = series[0][0] if series else 0
+    first = sorted(x for t, x in series if t - start < FIRST_SECONDS * 1000)
+    missing, broken = ordering.violations(ordering.by_key(r for r in read_in if r["partition_key"] != "warm-up"),
+                                          ordering.by_key(r for r in read_out if r["partition_key"] != "warm-up"))
+
+    def pct(xs, q):
+        return round(xs[min(len(xs) - 1, int(len(xs) * q))]) if xs else None
+
+    return {"written": child_result["written"], "arrived": len(lat), "missing": len(missing),
+            "order_violations": len(broken), "violations_sample": broken[:5], "dropped_sub_records": dropped,
+            "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "max_ms": round(lat[-1]) if lat else None,
+            "first_p99_ms": pct(first, 0.99), "first_max_ms": round(first[-1]) if first else None,
+            "latencies_ms": [round(x, 1) for x in lat], "series": [[round(t), round(x, 1)] for t, x in series],
+            "batches": child_result["batches"]}
+
+
+def run_one(server, kinesis, args, sink: str) -> dict:
+    tag = uuid.uuid4().hex[:6]
+    names = {"input": f"ordered-in-{tag}", "output": f"ordered-out-{tag}"}
+    for name in names.values():
+        streams.create_stream(kinesis, name, args.shards)
+    cfg = dict(names, sink=sink, endpoint=server.endpoint, cbor=str(server.cbor_enabled).lower(), keys=args.keys,
+               rate=args.rate, seconds=args.seconds, fetch=args.fetch, fetch_period=args.fetch_period,
+               record_delay=args.record_delay, batch_duration=args.batch_duration, slots=args.slots)
+    started = time.monotonic()
+    result = run_child(__file__, cfg, args.seconds + 900)
+    if "error" not in result:
+        result = {"latency": measure(kinesis, names["input"], names["output"], result)}
+    shown = {k: ({x: y for x, y in v.items() if x not in ("latencies_ms", "series", "batches")}
+                 if isinstance(v, dict) else v) for k, v in result.items()}
+    print(f"{sink}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
+    for line in batch_end_summary(result.get("latency", {})):
+        print(f"{sink}: {line}", flush=True)
+    for name in names.values():
+        streams.delete_stream(kinesis, name, missing_ok=True)
+    return result
+
+
+def table(results: list) -> str:
+    return results_table(results, ["sink", "server", "fetch"], [
+        ("p50 (ms)", "latency", "p50_ms"), ("p99 (ms)", "latency", "p99_ms"), ("max (ms)", "latency", "max_ms"),
+        (f"first {FIRST_SECONDS} s p99", "latency", "first_p99_ms"), ("first max", "latency", "first_max_ms"),
+        ("order violations", "latency", "order_violations"), ("missing", "latency", "missing")])
+
+
+def plot(results: list) -> None:
+    timed = [r for r in results if r["result"].get("latency", {}).get("series")]
+    if not timed:
+        return
+    fig, ax = new_figure()
+    for r in timed:
+        series = r["result"]["latency"]["series"]
+        t0 = series[0][0]
+        ax.plot([(t - t0) / 1000 for t, _ in series], [x for _, x in series], ".", markersize=2,
+                label=f"{r['sink']} ({r['server']}, {r['fetch']})")
+        for i, end in enumerate(e for e in batch_ends(r["result"]["latency"]) if e >= t0):
+            ax.axvline((end - t0) / 1000, color="tab:red", alpha=0.3, linewidth=1,
+                       label="batch end" if r is timed[0] and i == 0 else None)
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds into the writing (record put)")
+    ax.set_ylabel("input to output arrival (ms, log scale)")
+    ax.set_title("Ordered change-data pipeline in real-time mode: latency over time", fontsize=9)
+    ax.legend(fontsize=7, markerscale=4)
+    save_figure(fig, NAME)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--replot", action="store_true", help=f"only draw the plot again from build/{NAME}.json")
+    parser.add_argument("--plot", action="store_true", help=f"write docs/img/{NAME}.png")
+    parser.add_argument("--server", default=local_kinesis.KINESALITE,
+                        choices=[local_kinesis.KINESALITE, local_kinesis.KINESIS_MOCK])
+    parser.add_argument("--fetch", default="polling", choices=["polling", "efo"])
+    parser.add_argument("--sinks", default=",".join(SINKS), help="sink settings to run, comma-separated")
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--keys", type=int, default=40)
+    parser.add_argument("--rate", type=int, default=600, help="records/s written while the query runs")
+    parser.add_argument("--seconds", type=int, default=50, help="how long records are written")
+    parser.add_argument("--slots", type=int, default=8, help="task slots (local[N])")
+    parser.add_argument("--fetch-period", default="50ms", help="minFetchPeriod")
+    parser.add_argument("--record-delay", default="10ms", help="the sink's maxRecordDelay")
+    parser.add_argument("--batch-duration", default="20 seconds", help="real-time batch duration")
+    args = parser.parse_args()
+    if replot_or_child(args, NAME, plot, child):
+        return
+    results = []
+    with local_server(args.server) as (server, kinesis):
+        for sink in args.sinks.split(","):
+            results.append({"sink": sink, "server": args.server, "fetch": args.fetch,
+                            "result": run_one(server, kinesis, args, sink)})
+    summary = {"versions": versions(args.server), "keys": args.keys, "rate": args.rate, "seconds": args.seconds,
+               "shards": args.shards, "slots": args.slots, "fetch_period": args.fetch_period,
+               "record_delay": args.record_delay, "batch_duration": args.batch_duration, "runs": results}
+    finish(NAME, summary, table(results), plot if args.plot else None)
+
+
+if __name__ == "__main__":
+    main()
