@@ -101,10 +101,14 @@ def child(cfg: dict) -> None:
     class Server:  # what streams.client needs of a server
         endpoint = cfg["endpoint"]
         cbor_enabled = cfg["cbor"] == "true"
-    conf = {"spark.master": f"local[{cfg['slots']}]", "spark.sql.streaming.realTimeMode.allowlistCheck": "false"}
+    work = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
+    (work / "events").mkdir()
+    # The event log gives each task's launch and finish: where a batch end's pause goes (task_gaps).
+    conf = {"spark.master": f"local[{cfg['slots']}]", "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
+            "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(work / "events"),
+            "spark.eventLog.compress": "false"}
     spark = spark_session(f"{NAME}-{cfg['sink']}", conf=conf)
     kinesis = streams.client(Server())
-    work = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
     query = start_pipeline(spark, cfg, str(work / "checkpoint"))
     result: dict = {}
     try:
@@ -120,8 +124,39 @@ def child(cfg: dict) -> None:
                               "durationMs": p["durationMs"]} for p in query.recentProgress]
     finally:
         query.stop()
-    Path(cfg["out"]).write_text(json.dumps(result))
     spark.stop()
+    result["task_gaps"] = task_gaps(work / "events", cfg["batch_duration"])
+    Path(cfg["out"]).write_text(json.dumps(result))
+
+
+def task_gaps(events: Path, batch_duration: str) -> list:
+    """Per real-time batch end, from the event log: how long after the batch's deadline (its first task's launch
+    plus the batch duration) its last task finished (the readers' stop and the sink's last calls), and the gap from
+    there to the next batch's first task launch (Spark's commit, the next plan, the scheduling)."""
+    seconds = float(batch_duration.split()[0])
+    stages: dict = {}
+    for f in events.rglob("*"):
+        if not f.is_file():
+            continue
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if '"SparkListenerTaskEnd"' not in line:
+                continue
+            e = json.loads(line)
+            info = e["Task Info"]
+            s = stages.setdefault(e["Stage ID"], [])
+            s.append((info["Launch Time"], info["Finish Time"]))
+    # Real-time batches are the long stages; short ones (none expected) are left out.
+    batches = [v for _, v in sorted(stages.items()) if max(f for _, f in v) - min(l for l, _ in v) > seconds * 500]
+    out = []
+    for this, after in zip(batches, batches[1:]):
+        deadline = min(l for l, _ in this) + seconds * 1000
+        last_end = max(f for _, f in this)
+        out.append({"last_task_end": last_end, "next_first_launch": min(l for l, _ in after),
+                    "tasks_end_after_deadline_ms": round(last_end - deadline),
+                    "first_task_end_after_deadline_ms": round(min(f for _, f in this) - deadline),
+                    "gap_to_next_batch_ms": round(min(l for l, _ in after) - last_end),
+                    "next_tasks_launched_over_ms": round(max(l for l, _ in after) - min(l for l, _ in after))})
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -138,6 +173,16 @@ def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) 
     series = sorted((t.timestamp() * 1000, (arrived[d] - t).total_seconds() * 1000)
                     for d, t in written_at.items() if d in arrived)
     lat = sorted(x for _, x in series)
+    for gap in child_result.get("task_gaps", []):
+        # Around the pause: the last record put that batch's tasks handed on, the first output after the next
+        # batch's tasks launched, both relative to the last task's end.
+        end, launch = gap["last_task_end"], gap["next_first_launch"]
+        out_at = {d: arrived[d].timestamp() * 1000 for d in written_at if d in arrived}
+        put_at = {d: t.timestamp() * 1000 for d, t in written_at.items()}
+        before = [put_at[d] for d, a in out_at.items() if a <= end + 50]
+        after = [a for a in out_at.values() if a >= launch]
+        gap["last_put_delivered_before_end_ms"] = round(max(before) - end) if before else None
+        gap["first_output_after_launch_ms"] = round(min(after) - launch) if after else None
     start = series[0][0] if series else 0
     first = sorted(x for t, x in series if t - start < FIRST_SECONDS * 1000)
     missing, broken = ordering.violations(ordering.by_key(r for r in read_in if r["partition_key"] != "warm-up"),
@@ -146,7 +191,7 @@ def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) 
     def pct(xs, q):
         return round(xs[min(len(xs) - 1, int(len(xs) * q))]) if xs else None
 
-    return {"written": child_result["written"], "arrived": len(lat), "missing": len(missing),
+    return {"task_gaps": child_result.get("task_gaps", []), "written": child_result["written"], "arrived": len(lat), "missing": len(missing),
             "order_violations": len(broken), "violations_sample": broken[:5], "dropped_sub_records": dropped,
             "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "max_ms": round(lat[-1]) if lat else None,
             "first_p99_ms": pct(first, 0.99), "first_max_ms": round(first[-1]) if first else None,
@@ -171,6 +216,8 @@ def run_one(server, kinesis, args, sink: str) -> dict:
     print(f"{sink}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
     for line in batch_end_summary(result.get("latency", {})):
         print(f"{sink}: {line}", flush=True)
+    for i, gap in enumerate(result.get("latency", {}).get("task_gaps", [])):
+        print(f"{sink}: end of batch {i}, tasks and Spark: {json.dumps(gap)}", flush=True)
     for name in names.values():
         streams.delete_stream(kinesis, name, missing_ok=True)
     return result
