@@ -60,20 +60,25 @@ def create_stream(kinesis, name: str, shards: int, timeout: float = 30.0) -> Dic
     return wait_active(kinesis, name, timeout)
 
 
-def delete_stream(kinesis, name: str, timeout: float = 30.0, missing_ok: bool = False) -> None:
+def delete_stream(kinesis, name: str, timeout: float = 30.0, missing_ok: bool = False,
+                  with_consumers: bool = False) -> None:
     """Deletes the stream and waits until the server no longer knows it.
 
     Asks DescribeStreamSummary rather than ListStreams, which pages (kinesalite's pages hold ten names).
     With ``missing_ok`` a stream that does not exist is left alone: DeleteStream is not sent at all,
     because kinesis-mock answers ResourceNotFound yet still removes the name half a second later,
-    taking with it a stream created under that name in the meantime."""
+    taking with it a stream created under that name in the meantime. ``with_consumers`` deletes the stream's
+    enhanced fan-out consumers with it."""
     try:
         kinesis.describe_stream_summary(StreamName=name)
     except kinesis.exceptions.ResourceNotFoundException:
         if missing_ok:
             return
         raise
-    kinesis.delete_stream(StreamName=name)
+    if with_consumers:
+        kinesis.delete_stream(StreamName=name, EnforceConsumerDeletion=True)
+    else:
+        kinesis.delete_stream(StreamName=name)
     deadline = time.monotonic() + timeout
     while True:
         try:
