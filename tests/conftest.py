@@ -66,6 +66,13 @@ def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
     session.stop()
 
 
+def pyspark_line() -> tuple:
+    """The installed PySpark's (major, minor), for tests of what a line has (4.2's trigger(realTime=...))."""
+    import pyspark
+
+    return tuple(int(part) for part in pyspark.__version__.split(".")[:2])
+
+
 def connector_options(server) -> Dict[str, str]:
     """The options that point the connector at a local server (CBOR off for kinesalite, on for kinesis-mock)."""
     return {

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import pyspark_line
 from harness import streams
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,14 +150,8 @@ def test_windowed_aggregation(spark, kinesis_mock_server, stream_name, tmp_path)
                      stdout, re.MULTILINE), stdout
 
 
-def _pyspark_line() -> tuple:
-    import pyspark
-
-    return tuple(int(part) for part in pyspark.__version__.split(".")[:2])
-
-
 @pytest.mark.compat
-@pytest.mark.skipif(_pyspark_line() >= (4, 2), reason="this PySpark takes trigger(realTime=...)")
+@pytest.mark.skipif(pyspark_line() >= (4, 2), reason="this PySpark takes trigger(realTime=...)")
 def test_pyspark_before_4_2_has_no_real_time_trigger(spark):
     """As docs/source.md says: PySpark takes trigger(realTime=...) from 4.2 on; before, it raises TypeError (on 4.1
     examples/example_support.py sets the trigger through the JVM, which test_real_time runs)."""
@@ -166,7 +161,7 @@ def test_pyspark_before_4_2_has_no_real_time_trigger(spark):
 
 
 @pytest.mark.compat
-@pytest.mark.skipif(_pyspark_line() < (4, 1), reason="real-time mode needs Spark 4.1 or later")
+@pytest.mark.skipif(pyspark_line() < (4, 1), reason="real-time mode needs Spark 4.1 or later")
 def test_real_time(kinesis_mock_server, stream_name, tmp_path):
     """The real-time pipeline copies every record with its input arrival time, and prints each batch's latency."""
     kinesis = streams.client(kinesis_mock_server)

@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from conftest import connector_options
+from conftest import connector_options, pyspark_line
 from harness import checkpoint as spark_log
 from harness import ordering, streams
 from harness.streaming import DRIVERS_DIR, drivers  # noqa: F401 (drivers: pytest fixture)
@@ -65,7 +65,7 @@ def _items(kinesis, stream: str) -> set:
     return {r["data"] for r in ordering.read_as_kcl(kinesis, stream)[0]}
 
 
-@pytest.mark.skipif(__import__("pyspark").__version__ < "4.2", reason="PySpark takes trigger(realTime=...) from 4.2")
+@pytest.mark.skipif(pyspark_line() < (4, 2), reason="PySpark takes trigger(realTime=...) from 4.2")
 def test_per_key_order_holds_across_a_split_and_a_driver_kill(kinesalite_server, stream_name, tmp_path,
                                                               drivers):  # noqa: F811
     kinesis = streams.client(kinesalite_server)

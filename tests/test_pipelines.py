@@ -29,7 +29,7 @@ import pyspark
 import pytest
 
 import spark_kinesis
-from conftest import connector_options
+from conftest import connector_options, pyspark_line
 from harness import streams
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pipelines" / "kinesis_orders"
@@ -155,7 +155,7 @@ def _check(workdir: Path, written) -> None:
 
 @pytest.mark.compat
 @pytest.mark.heavy  # two spark-pipelines runs, each two JVMs (a launcher, the Connect server) and a Hive metastore
-@pytest.mark.skipif(tuple(int(p) for p in pyspark.__version__.split(".")[:2]) < (4, 1),
+@pytest.mark.skipif(pyspark_line() < (4, 1),
                     reason=f"Spark declarative pipelines (spark-pipelines) came with Spark 4.1; this is PySpark "
                            f"{pyspark.__version__}")
 def test_the_example_pipeline_reads_each_record_once_across_runs(kinesalite_server, tmp_path):
