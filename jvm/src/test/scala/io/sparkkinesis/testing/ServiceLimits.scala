@@ -26,6 +26,8 @@ import software.amazon.awssdk.services.kinesis.model.{
  * @param registerConsumerPerAccount RegisterStreamConsumer calls a second per account (5)
  * @param describeConsumerPerStream DescribeStreamConsumer calls a second per stream (20)
  * @param subscribePerShard       SubscribeToShard calls a second per consumer and shard (1)
+ * @param throttleFirst           by operation, how many of its first calls are throttled whatever their rate: a
+ *                                test that must see an operation throttled, whatever the machine's speed
  */
 final case class ServiceLimits(
     listShardsPerStream: Int = 1000,
@@ -35,10 +37,12 @@ final case class ServiceLimits(
     describeSummaryPerAccount: Int = 20,
     registerConsumerPerAccount: Int = 5,
     describeConsumerPerStream: Int = 20,
-    subscribePerShard: Int = 1) {
+    subscribePerShard: Int = 1,
+    throttleFirst: Map[String, Int] = Map.empty) {
 
   private val windows = new ConcurrentHashMap[String, Array[Long]]()
   private val throttledCalls = new ConcurrentHashMap[String, AtomicLong]()
+  private val callsSeen = new ConcurrentHashMap[String, AtomicLong]()
 
   /** Calls answered with a throttling exception, by operation. */
   def throttled: Map[String, Long] = throttledCalls.asScala.map { case (op, n) => op -> n.get }.toMap
@@ -52,7 +56,9 @@ final case class ServiceLimits(
   def admit(operation: String, key: String, perSecond: Int, nowMillis: Long): Unit = {
     val second = nowMillis / 1000
     val window = windows.computeIfAbsent(s"$operation|$key", _ => Array(second, 0L))
-    val over = window.synchronized {
+    val early = callsSeen.computeIfAbsent(operation, _ => new AtomicLong).incrementAndGet() <=
+      throttleFirst.getOrElse(operation, 0)
+    val over = early || window.synchronized {
       if (window(0) != second) { window(0) = second; window(1) = 0L }
       window(1) += 1
       window(1) > perSecond
