@@ -121,7 +121,6 @@ private[sparkkinesis] object JsonSchemaEncoder {
     }
   }
 
-  /** Days since the epoch as `yyyy-MM-dd`. */
   /** An array of elements of `et`, each written by `w`. */
   private def arrayWriter(et: DataType, w: Write): Write = {
     val get = InternalRow.getAccessor(et, nullable = true)
@@ -134,6 +133,7 @@ private[sparkkinesis] object JsonSchemaEncoder {
     }
   }
 
+  /** Days since the epoch as `yyyy-MM-dd`. */
   private def date(v: Any): String = LocalDate.ofEpochDay(v.asInstanceOf[Int].toLong).toString
 
   /** Microseconds since the epoch as ISO-8601 in UTC (`2024-01-02T03:04:05.006Z`). */

@@ -87,14 +87,16 @@ private[sparkkinesis] final class KinesisDataWriter(
   private def tick(): Unit = {
     val calls =
       if (lock.tryLock()) {
-        try sender.sendWaiting(
-            packer.map(p => if (options.perKeyOrdering) p.flush(unitFree) else p.flush()).getOrElse(Nil))
+        try sender.sendWaiting(packer.map(_.flush(unitFree)).getOrElse(Nil))
         finally lock.unlock()
       } else Nil
     calls.foreach(_.make())
   }
 
-  /** With `ordering=perKey`: nothing of the unit of order is in flight or waiting, so its aggregate may leave now. */
+  /**
+   * Nothing of the unit of order is in flight or waiting (`ordering=perKey`; always so without it), so its aggregate
+   * may leave now.
+   */
   private def unitFree(stream: Int, orderingKey: String): Boolean = !sender.holds(stream, orderingKey)
 
   private def locked[T](body: => T): T = {

@@ -88,12 +88,12 @@ private[sparkkinesis] final class PutRecordsSender(
   def holds(stream: Int, orderingKey: String): Boolean = lanes(stream).holds(orderingKey)
 
   /**
-   * Queues `entries` (made after the calls that ended are taken in) and takes calls for whatever waits, full or not, as far as the limits allow, without waiting
-   * for anything: for a writer whose records must not wait for a full call (`maxRecordDelay`). The calls count as
-   * in flight at once (the window, `maxInFlightRequests` and `ordering=perKey` see them), but leave only when the
-   * caller [[DeferredCall.make]]s them, after letting go of the writer's lock: making a call may wait (the SDK
-   * resolves credentials on the calling thread). A failure is kept for the task's next [[offer]] or [[flush]] to
-   * throw.
+   * Queues `entries` (made after the calls that ended are taken in) and takes calls for whatever waits, full or not,
+   * as far as the limits allow, without waiting for anything: for a writer whose records must not wait for a full
+   * call (`maxRecordDelay`). The calls count as in flight at once (the window, `maxInFlightRequests` and
+   * `ordering=perKey` see them), but leave only when the caller [[DeferredCall.make]]s them, after letting go of the
+   * writer's lock: making a call may wait (the SDK resolves credentials on the calling thread). A failure is kept for
+   * the task's next [[offer]] or [[flush]] to throw.
    */
   def sendWaiting(entries: => Seq[PutEntry] = Nil): Seq[DeferredCall] = {
     val deferred = mutable.ArrayBuffer.empty[DeferredCall]
