@@ -127,7 +127,7 @@ def test_records_of_two_versions_decode_to_one_shape_in_batch_and_micro_batch(
               .option("streamName", stream_name).option("initialPosition", "trim_horizon").load())
     query = (project(stream).writeStream.format("memory").queryName("gsr_" + stream_name.replace("-", "_"))
              .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
-    query.awaitTermination(180)
+    assert query.awaitTermination(180), "the AvailableNow query did not end in 180 s"
     assert query.exception() is None
     check(spark.table(query.name).collect())
 
@@ -171,7 +171,7 @@ def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
     query = (stream.select(decode).select("o.id", "o.customer", "o.note").writeStream.format("memory")
              .queryName("gsr_back_" + stream_name.replace("-", "_"))
              .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
-    query.awaitTermination(180)
+    assert query.awaitTermination(180), "the AvailableNow query did not end in 180 s"
     assert query.exception() is None
     assert sorted(tuple(r) for r in spark.table(query.name).collect()) == typed
 

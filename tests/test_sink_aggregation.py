@@ -7,12 +7,9 @@ output with it checks the format against code this project did not write.
 from __future__ import annotations
 
 import base64
-import hashlib
-
-from aws_kinesis_agg.deaggregator import iter_deaggregate_records
 
 from conftest import connector_options
-from harness import streams
+from harness import ordering, streams
 
 N = 4000
 
@@ -25,16 +22,6 @@ def _rows(spark):
 
 def _expected():
     return sorted((f"user-{i}-" + "p" * (i % 300), f"key-{i % 500}") for i in range(N))
-
-
-def _lambda_event_record(r):
-    return {"kinesis": {"kinesisSchemaVersion": "1.0", "sequenceNumber": r["sequence_number"],
-                        "approximateArrivalTimestamp": 0, "partitionKey": r["partition_key"],
-                        "data": base64.b64encode(r["data"])}, "shard_id": r["shard_id"]}
-
-
-def _hash_key(partition_key: str) -> int:
-    return int.from_bytes(hashlib.md5(partition_key.encode()).digest(), "big")
 
 
 def test_aggregated_output_is_read_record_by_record(spark, local_kinesis_server, stream_name, tmp_path):
@@ -54,11 +41,11 @@ def test_aggregated_output_is_read_record_by_record(spark, local_kinesis_server,
               for s in streams.list_shards(kinesis, stream_name)}
     users = []
     for record in raw:
-        for user in iter_deaggregate_records([_lambda_event_record(record)]):
+        for user in ordering.user_records(record):
             assert user["kinesis"]["aggregated"] is True
             key = user["kinesis"]["partitionKey"]
             low, high = ranges[record["shard_id"]]
-            assert low <= _hash_key(key) <= high, f"{key} was packed into {record['shard_id']}"
+            assert low <= ordering.hash_key(key) <= high, f"{key} was packed into {record['shard_id']}"
             users.append((base64.b64decode(user["kinesis"]["data"]).decode(), key))
     assert sorted(users) == _expected()
 

@@ -177,10 +177,8 @@ def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) 
         # Around the pause: the last record put that batch's tasks handed on, the first output after the next
         # batch's tasks launched, both relative to the last task's end.
         end, launch = gap["last_task_end"], gap["next_first_launch"]
-        out_at = {d: arrived[d].timestamp() * 1000 for d in written_at if d in arrived}
-        put_at = {d: t.timestamp() * 1000 for d, t in written_at.items()}
-        before = [put_at[d] for d, a in out_at.items() if a <= end + 50]
-        after = [a for a in out_at.values() if a >= launch]
+        before = [t for t, x in series if t + x <= end + 50]  # a record's output arrival is its put plus its latency
+        after = [t + x for t, x in series if t + x >= launch]
         gap["last_put_delivered_before_end_ms"] = round(max(before) - end) if before else None
         gap["first_output_after_launch_ms"] = round(min(after) - launch) if after else None
     start = series[0][0] if series else 0
@@ -191,8 +189,8 @@ def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) 
     def pct(xs, q):
         return round(xs[min(len(xs) - 1, int(len(xs) * q))]) if xs else None
 
-    return {"task_gaps": child_result.get("task_gaps", []), "written": child_result["written"], "arrived": len(lat), "missing": len(missing),
-            "order_violations": len(broken), "violations_sample": broken[:5], "dropped_sub_records": dropped,
+    return {"task_gaps": child_result.get("task_gaps", []), "written": child_result["written"], "arrived": len(lat),
+            "missing": len(missing), "order_violations": len(broken), "violations_sample": broken[:5], "dropped_sub_records": dropped,
             "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "max_ms": round(lat[-1]) if lat else None,
             "first_p99_ms": pct(first, 0.99), "first_max_ms": round(first[-1]) if first else None,
             "latencies_ms": [round(x, 1) for x in lat], "series": [[round(t), round(x, 1)] for t, x in series],

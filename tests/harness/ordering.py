@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from harness import streams
 
@@ -25,7 +25,8 @@ try:
 finally:
     sys.path[:] = _saved_path
 
-__all__ = ["aggregate", "hash_key", "key_name", "tick_entries", "read_as_kcl", "by_key", "violations"]
+__all__ = ["aggregate", "hash_key", "lambda_event", "user_records", "key_name", "tick_entries", "read_as_kcl", "by_key",
+           "violations"]
 
 
 def hash_key(partition_key: str) -> int:
@@ -45,6 +46,19 @@ def aggregate(partition_key: str, datas: Sequence[str]) -> Dict[str, Any]:
     if explicit is not None:
         entry["explicit_hash_key"] = explicit
     return entry
+
+
+def lambda_event(record: Dict[str, Any]) -> Dict[str, Any]:
+    """A record of ``streams.read_all`` as AWS Lambda's Kinesis event holds it, the form aws-kinesis-agg reads."""
+    return {"kinesis": {"kinesisSchemaVersion": "1.0", "sequenceNumber": record["sequence_number"],
+                        "approximateArrivalTimestamp": 0, "partitionKey": record["partition_key"],
+                        "data": base64.b64encode(record["data"])}}
+
+
+def user_records(record: Dict[str, Any]) -> Iterable[Dict[str, Any]]:
+    """The user records of a record of ``streams.read_all`` as aws-kinesis-agg de-aggregates them (Lambda's form;
+    a plain record is one user record, not marked ``aggregated``)."""
+    return iter_deaggregate_records([lambda_event(record)])
 
 
 def key_name(i: int) -> str:
@@ -77,11 +91,8 @@ def read_as_kcl(kinesis, stream: str, timeout: float = 120.0) -> Tuple[List[Dict
     kept: List[Dict[str, Any]] = []
     dropped = 0
     for record in streams.read_all(kinesis, stream, timeout):  # shard by shard in shard-id order: parents first
-        event = {"kinesis": {"kinesisSchemaVersion": "1.0", "sequenceNumber": record["sequence_number"],
-                             "approximateArrivalTimestamp": 0, "partitionKey": record["partition_key"],
-                             "data": base64.b64encode(record["data"])}}
         low, high = ranges[record["shard_id"]]
-        for user in iter_deaggregate_records([event]):
+        for user in user_records(record):
             key = user["kinesis"]["partitionKey"]
             aggregated = bool(user["kinesis"].get("aggregated"))
             if aggregated and not low <= hash_key(key) <= high:
@@ -93,14 +104,11 @@ def read_as_kcl(kinesis, stream: str, timeout: float = 120.0) -> Tuple[List[Dict
     return kept, dropped
 
 
-def by_key(records: Iterable[Dict[str, Any]], item: Callable[[Dict[str, Any]], Optional[str]] = lambda r: r["data"]
-           ) -> Dict[str, List[str]]:
-    """Each partition key's items in read order (a record whose `item` is None is left out)."""
+def by_key(records: Iterable[Dict[str, Any]]) -> Dict[str, List[str]]:
+    """Each partition key's records' data in read order."""
     out: Dict[str, List[str]] = {}
     for r in records:
-        value = item(r)
-        if value is not None:
-            out.setdefault(r["partition_key"], []).append(value)
+        out.setdefault(r["partition_key"], []).append(r["data"])
     return out
 
 
