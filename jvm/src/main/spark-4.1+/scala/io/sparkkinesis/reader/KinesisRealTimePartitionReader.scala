@@ -122,6 +122,9 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
     /** Not looked at before: the shard's rate, or its backoff after a failure. */
     var dueAt = 0L
+
+    /** How long the shard's last look took (the batch's last look is timed to end before the deadline). */
+    var lookMillis = 0L
     var millisBehindLatest: Option[Long] = None
 
     /** Counts of the fetchers closed so far. */
@@ -193,13 +196,29 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       val now = clock()
       if (now >= deadline || (shards.nonEmpty && shards.forall(_.done)))
         return RecordStatus.newStatusWithoutArrivalTime(false)
-      val next = shards.filter(_.readable).map(s => s -> s.nextLookAt).minByOption(_._2)
+      val next = shards.filter(_.readable).map(s => s -> lookAt(s, deadline)).minByOption(_._2)
       next match {
         case Some((s, at)) if at <= now => fill(s, now)
         case _ => arrivals.await(math.min(next.fold(deadline)(_._2), deadline))
       }
     }
     throw new IllegalStateException("unreachable")
+  }
+
+  /**
+   * When to look at `s` next: its own time ([[Shard.nextLookAt]]), except the batch's last look at a polled shard,
+   * which waits until just before the deadline. A look due at `t` whose successor (at `t + minFetchPeriod`) would
+   * fall after the deadline is the last one, and what is put between it and the deadline would wait for the next
+   * batch, after Spark's pause between batches; so it is held back to end, by the shard's last round trip, just
+   * before the deadline. Calls stay at least `minFetchPeriod` apart (only held back, never brought forward), and a
+   * record put just before that look waits less than `minFetchPeriod` more (docs/source.md, "Real-time mode").
+   * A pushed (fan-out) shard is woken by its records and has nothing to time.
+   */
+  private def lookAt(s: Shard, deadline: Long): Long = {
+    val own = s.nextLookAt
+    val last = deadline - KinesisRealTimePartitionReader.lastLookLead(s.lookMillis, p.fetch.minPeriodMillis)
+    if (s.fetcher.exists(_.pushed) || s.retries.count > 0 || own >= last || own + p.fetch.minPeriodMillis <= last) own
+    else last
   }
 
   /** The next record of the shards, taken in turn, and the shards whose last page is drained marked ended. */
@@ -257,6 +276,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     }
     try {
       val fetched = fetcher.fetch(patient = false)
+      s.lookMillis = clock() - now
       s.retries.succeeded()
       val from = s.position
       // A resumed KPL aggregate comes again whole: its user records up to `from` are skipped.
@@ -300,4 +320,12 @@ private object KinesisRealTimePartitionReader {
 
   /** The local property Spark gives the jobs of a streaming query's batch: its id. */
   val BatchId = "streaming.sql.batchId"
+
+  /**
+   * How long before the deadline the batch's last look at a polled shard starts: twice its last round trip and a
+   * little, at least 5 ms, at most `minFetchPeriod` (a look that ends after the deadline loses nothing: its records
+   * stay with the pooled fetcher and are handed on first in the next batch).
+   */
+  def lastLookLead(lookMillis: Long, minPeriodMillis: Long): Long =
+    math.min(math.max(2 * lookMillis + 2, 5L), math.max(minPeriodMillis, 5L))
 }
