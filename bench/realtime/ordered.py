@@ -18,6 +18,12 @@ ApproximateArrivalTimestamps of the same server. Reported: p50, p99, max; the sa
 writing (the slow start); the records within a second of each batch end; and the order violations of each key
 against its order in the input stream (both streams read parents first).
 
+``--sources kinesis,spark`` adds, after each sink setting's run and in the same run of this script, the same
+pipeline with Spark's own real-time test source (``LowLatencyMemoryStream``, --slots partitions, fed the same
+records at the same rate from the driver) in the place of the Kinesis input: the baseline a batch end is judged
+against (issue 39: the connector's source may add at most 100 ms to Spark's own pause). Its latency is the output
+arrival minus the time the record was added, which the record carries.
+
     make bench-ordered
     .venv/bin/python bench/realtime/ordered.py [--server kinesis-mock] [--fetch efo] [--sinks perKey+kpl] [--plot]
 """
@@ -25,6 +31,7 @@ against its order in the input stream (both streams read parents first).
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.util
 import json
 import sys
@@ -57,12 +64,32 @@ FIRST_SECONDS = 5
 # The child: one sink setting in a Spark process of its own
 
 
-def start_pipeline(spark, cfg: dict, checkpoint: str):
+class MemorySource:
+    """Spark's own real-time test source (``LowLatencyMemoryStream``, in Spark's jar) through py4j: strings added
+    on the driver, read by --slots partitions."""
+
+    def __init__(self, spark, partitions: int):
+        jvm = spark.sparkContext._jvm
+        self._jvm = jvm
+        self._stream = jvm.org.apache.spark.sql.execution.streaming.sources.LowLatencyMemoryStream.apply(
+            spark._jsparkSession, partitions, jvm.org.apache.spark.sql.Encoders.STRING())
+        from pyspark.sql import DataFrame
+        self.frame = DataFrame(self._stream.toDF(), spark)
+
+    def add(self, values: list) -> None:
+        self._stream.addData(self._jvm.org.apache.spark.api.python.PythonUtils.toSeq(values))
+
+
+def start_pipeline(spark, cfg: dict, checkpoint: str, memory=None):
     connection = dict(KEYS, endpointUrl=cfg["endpoint"], cborEnabled=cfg["cbor"])
     read = dict(connection, streamName=cfg["input"], initialPosition="trim_horizon",
                 minFetchPeriod=cfg["fetch_period"], consumerMode=cfg["fetch"])
     write = dict(connection, streamName=cfg["output"], maxRecordDelay=cfg["record_delay"], **SINKS[cfg["sink"]])
-    frame = spark.readStream.format("kinesis").options(**read).load().select("data", "partitionKey")
+    if memory is None:
+        frame = spark.readStream.format("kinesis").options(**read).load().select("data", "partitionKey")
+    else:  # `key:seq@addedMillis`, keyed by its key
+        frame = memory.frame.selectExpr("CAST(value AS BINARY) AS data",
+                                        "substring_index(value, ':', 1) AS partitionKey")
     return (frame.writeStream.format("kinesis").options(**write).option("checkpointLocation", checkpoint)
             .option("_asyncProgressTrackingOverrideSinkSupportCheck", "true")
             .outputMode("update").trigger(realTime=cfg["batch_duration"]).start())
@@ -83,14 +110,20 @@ def wait_for(query, done, timeout: float, every: float = 1.0) -> bool:
     return False
 
 
-def write_ticks(kinesis, cfg: dict) -> int:
-    """Puts --rate records a second for --seconds, a tick's records in one PutRecords call; returns how many."""
+def write_ticks(kinesis, cfg: dict, memory=None) -> int:
+    """Puts --rate records a second for --seconds, a tick's records in one PutRecords call (or, for Spark's
+    source, one addData call of the same records' data and the time added); returns how many."""
     per_tick = max(1, round(cfg["rate"] * TICK_S))
     written = 0
     next_at = time.monotonic()
     end = next_at + cfg["seconds"]
     while time.monotonic() < end:
-        streams.put_records(kinesis, cfg["input"], ordering.tick_entries(written, per_tick, cfg["keys"]))
+        if memory is None:
+            streams.put_records(kinesis, cfg["input"], ordering.tick_entries(written, per_tick, cfg["keys"]))
+        else:
+            now = round(time.time() * 1000)
+            memory.add([f"{ordering.key_name(n % cfg['keys'])}:{n // cfg['keys']:07d}@{now}"
+                        for n in range(written, written + per_tick)])
         written += per_tick
         next_at += TICK_S
         time.sleep(max(0.0, next_at - time.monotonic()))
@@ -107,15 +140,19 @@ def child(cfg: dict) -> None:
     conf = {"spark.master": f"local[{cfg['slots']}]", "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
             "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(work / "events"),
             "spark.eventLog.compress": "false"}
-    spark = spark_session(f"{NAME}-{cfg['sink']}", conf=conf)
+    spark = spark_session(f"{NAME}-{cfg['sink']}-{cfg['source']}", conf=conf)
     kinesis = streams.client(Server())
-    query = start_pipeline(spark, cfg, str(work / "checkpoint"))
+    memory = MemorySource(spark, cfg["slots"]) if cfg["source"] == "spark" else None
+    query = start_pipeline(spark, cfg, str(work / "checkpoint"), memory)
     result: dict = {}
     try:
-        streams.put_records(kinesis, cfg["input"], [("warm-up", "warm-up")])
+        if memory is None:
+            streams.put_records(kinesis, cfg["input"], [("warm-up", "warm-up")])
+        else:
+            memory.add([f"warm-up:0@{round(time.time() * 1000)}"])
         if not wait_for(query, lambda: len(output_users(kinesis, cfg["output"])) >= 1, 180, every=0.2):
             raise RuntimeError("the warm-up record did not come through in 180 s")
-        written = write_ticks(kinesis, cfg)
+        written = write_ticks(kinesis, cfg, memory)
         if not wait_for(query, lambda: len({r["data"] for r in output_users(kinesis, cfg["output"])}) >= written + 1,
                         120, every=2):
             raise RuntimeError(f"not every one of {written} records came through in 120 s")
@@ -163,10 +200,16 @@ def task_gaps(events: Path, batch_duration: str) -> list:
 # The parent: the server, the streams, one child per sink setting, the measures
 
 
-def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) -> dict:
-    read_in, _ = ordering.read_as_kcl(kinesis, input_stream)
+def measure(kinesis, input_stream: str, output_stream: str, child_result: dict, source: str = "kinesis") -> dict:
     read_out, dropped = ordering.read_as_kcl(kinesis, output_stream)
-    written_at = {r["data"]: r["arrival_timestamp"] for r in read_in if r["partition_key"] != "warm-up"}
+    if source == "spark":  # no input stream: each record carries when it was added
+        read_in = []
+        written_at = {r["data"]: datetime.datetime.fromtimestamp(int(r["data"].rsplit("@", 1)[1]) / 1000,
+                                                                  datetime.timezone.utc)
+                      for r in read_out if r["partition_key"] != "warm-up"}
+    else:
+        read_in, _ = ordering.read_as_kcl(kinesis, input_stream)
+        written_at = {r["data"]: r["arrival_timestamp"] for r in read_in if r["partition_key"] != "warm-up"}
     arrived = {}
     for r in read_out:
         arrived.setdefault(r["data"], r["arrival_timestamp"])
@@ -183,8 +226,12 @@ def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) 
         gap["first_output_after_launch_ms"] = round(min(after) - launch) if after else None
     start = series[0][0] if series else 0
     first = sorted(x for t, x in series if t - start < FIRST_SECONDS * 1000)
-    missing, broken = ordering.violations(ordering.by_key(r for r in read_in if r["partition_key"] != "warm-up"),
-                                          ordering.by_key(r for r in read_out if r["partition_key"] != "warm-up"))
+    if source == "spark":  # the baseline's measure is its latency; nothing to check its order against
+        missing, broken = [None] * max(0, child_result["written"] - len(written_at)), []
+    else:
+        missing, broken = ordering.violations(
+            ordering.by_key(r for r in read_in if r["partition_key"] != "warm-up"),
+            ordering.by_key(r for r in read_out if r["partition_key"] != "warm-up"))
 
     def pct(xs, q):
         return round(xs[min(len(xs) - 1, int(len(xs) * q))]) if xs else None
@@ -197,32 +244,58 @@ def measure(kinesis, input_stream: str, output_stream: str, child_result: dict) 
             "batches": child_result["batches"]}
 
 
-def run_one(server, kinesis, args, sink: str) -> dict:
+def run_one(server, kinesis, args, sink: str, source: str) -> dict:
     tag = uuid.uuid4().hex[:6]
     names = {"input": f"ordered-in-{tag}", "output": f"ordered-out-{tag}"}
     for name in names.values():
         streams.create_stream(kinesis, name, args.shards)
-    cfg = dict(names, sink=sink, endpoint=server.endpoint, cbor=str(server.cbor_enabled).lower(), keys=args.keys,
-               rate=args.rate, seconds=args.seconds, fetch=args.fetch, fetch_period=args.fetch_period,
+    cfg = dict(names, sink=sink, source=source, endpoint=server.endpoint, cbor=str(server.cbor_enabled).lower(),
+               keys=args.keys, rate=args.rate, seconds=args.seconds, fetch=args.fetch, fetch_period=args.fetch_period,
                record_delay=args.record_delay, batch_duration=args.batch_duration, slots=args.slots)
     started = time.monotonic()
     result = run_child(__file__, cfg, args.seconds + 900)
     if "error" not in result:
-        result = {"latency": measure(kinesis, names["input"], names["output"], result)}
+        result = {"latency": measure(kinesis, names["input"], names["output"], result, source)}
     shown = {k: ({x: y for x, y in v.items() if x not in ("latencies_ms", "series", "batches")}
                  if isinstance(v, dict) else v) for k, v in result.items()}
-    print(f"{sink}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
+    label = sink if source == "kinesis" else f"{sink} from Spark's source"
+    print(f"{label}: {json.dumps(shown)} ({time.monotonic() - started:.0f} s)", flush=True)
     for line in batch_end_summary(result.get("latency", {})):
-        print(f"{sink}: {line}", flush=True)
+        print(f"{label}: {line}", flush=True)
     for i, gap in enumerate(result.get("latency", {}).get("task_gaps", [])):
-        print(f"{sink}: end of batch {i}, tasks and Spark: {json.dumps(gap)}", flush=True)
+        print(f"{label}: end of batch {i}, tasks and Spark: {json.dumps(gap)}", flush=True)
     for name in names.values():
         streams.delete_stream(kinesis, name, missing_ok=True, with_consumers=True)
     return result
 
 
+def batch_end_maxes(latency: dict) -> list:
+    """Per batch end, the max latency of the records put within 1 s of it."""
+    series = latency.get("series") or []
+    return [max((x for t, x in series if abs(t - end) <= 1000), default=None) for end in batch_ends(latency)]
+
+
+def beside_spark(results: list) -> list:
+    """Per sink setting run from both sources: each batch end's max from the Kinesis source beside Spark's own
+    source's, and the difference (what the connector's source adds to Spark's pause)."""
+    lines = []
+    for r in results:
+        if r["source"] != "kinesis":
+            continue
+        base = next((b for b in results if b["source"] == "spark" and b["sink"] == r["sink"]), None)
+        if base is None:
+            continue
+        ours = batch_end_maxes(r["result"].get("latency", {}))
+        spark = batch_end_maxes(base["result"].get("latency", {}))
+        for i, (a, b) in enumerate(zip(ours, spark)):
+            if a is not None and b is not None:
+                lines.append(f"{r['sink']}: end of batch {i}: max {a:.0f} ms from the Kinesis source, {b:.0f} ms "
+                             f"from Spark's source: {a - b:+.0f} ms")
+    return lines
+
+
 def table(results: list) -> str:
-    return results_table(results, ["sink", "server", "fetch"], [
+    return results_table(results, ["sink", "source", "server", "fetch"], [
         ("p50 (ms)", "latency", "p50_ms"), ("p99 (ms)", "latency", "p99_ms"), ("max (ms)", "latency", "max_ms"),
         (f"first {FIRST_SECONDS} s p99", "latency", "first_p99_ms"), ("first max", "latency", "first_max_ms"),
         ("order violations", "latency", "order_violations"), ("missing", "latency", "missing")])
@@ -237,7 +310,8 @@ def plot(results: list) -> None:
         series = r["result"]["latency"]["series"]
         t0 = series[0][0]
         ax.plot([(t - t0) / 1000 for t, _ in series], [x for _, x in series], ".", markersize=2,
-                label=f"{r['sink']} ({r['server']}, {r['fetch']})")
+                label=f"{r['sink']} ({r['server']}, {r['fetch']}"
+                      + (", Spark's source)" if r.get("source") == "spark" else ")"))
         for i, end in enumerate(e for e in batch_ends(r["result"]["latency"]) if e >= t0):
             ax.axvline((end - t0) / 1000, color="tab:red", alpha=0.3, linewidth=1,
                        label="batch end" if r is timed[0] and i == 0 else None)
@@ -258,6 +332,8 @@ def main() -> None:
                         choices=[local_kinesis.KINESALITE, local_kinesis.KINESIS_MOCK])
     parser.add_argument("--fetch", default="polling", choices=["polling", "efo"])
     parser.add_argument("--sinks", default=",".join(SINKS), help="sink settings to run, comma-separated")
+    parser.add_argument("--sources", default="kinesis",
+                        help="kinesis, and spark for Spark's own real-time test source as the baseline")
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--keys", type=int, default=40)
     parser.add_argument("--rate", type=int, default=600, help="records/s written while the query runs")
@@ -272,8 +348,11 @@ def main() -> None:
     results = []
     with local_server(args.server) as (server, kinesis):
         for sink in args.sinks.split(","):
-            results.append({"sink": sink, "server": args.server, "fetch": args.fetch,
-                            "result": run_one(server, kinesis, args, sink)})
+            for source in args.sources.split(","):
+                results.append({"sink": sink, "source": source, "server": args.server, "fetch": args.fetch,
+                                "result": run_one(server, kinesis, args, sink, source)})
+    for line in beside_spark(results):
+        print(line, flush=True)
     summary = {"versions": versions(args.server), "keys": args.keys, "rate": args.rate, "seconds": args.seconds,
                "shards": args.shards, "slots": args.slots, "fetch_period": args.fetch_period,
                "record_delay": args.record_delay, "batch_duration": args.batch_duration, "runs": results}
