@@ -49,16 +49,16 @@ private[sparkkinesis] object EndpointVariants {
   val FipsRegions: Seq[String] =
     Seq("us-east-1", "us-east-2", "us-west-1", "us-west-2", "us-gov-east-1", "us-gov-west-1")
 
-  /** Why `variants` cannot be used in `region`, if they cannot: a sentence naming the option and what to do. */
+  /**
+   * Why `variants` cannot be used in `region`, if they cannot: a sentence naming the option and what to do. Only FIPS
+   * is checked: the SDK's endpoint rules give every region of every partition a dual-stack host, and neither its
+   * metadata nor anything else the connector can read offline says which of them answer (a dual-stack host that does
+   * not exist fails at the first call with [KINESIS_ENDPOINT_UNREACHABLE], naming it).
+   */
   def problem(variants: EndpointVariants, region: String): Option[String] =
     if (variants.fips.contains(true) && !FipsRegions.contains(region))
       Some(s"Option 'useFipsEndpoint' is true but Kinesis and STS have no FIPS endpoints in region '$region' (they " +
         s"have in ${FipsRegions.mkString(", ")}); use a stream in one of those regions, or remove 'useFipsEndpoint'.")
-    else if (variants.dualstack.contains(true))
-      Try(kinesisHost(region, variants)).failed.toOption.map { e =>
-        s"Option 'useDualstackEndpoint' is true but the AWS SDK has no dual-stack Kinesis endpoint in region " +
-          s"'$region' (${e.getMessage}); remove 'useDualstackEndpoint', or give the endpoint as 'endpointUrl'."
-      }
     else None
 
   /** The Kinesis host the SDK's endpoint rules choose for `region` with `variants` (false where unset). */
@@ -66,10 +66,7 @@ private[sparkkinesis] object EndpointVariants {
     val params = KinesisEndpointParams.builder().region(Region.of(region))
       .useFips(java.lang.Boolean.valueOf(variants.fips.contains(true)))
       .useDualStack(java.lang.Boolean.valueOf(variants.dualstack.contains(true))).build()
-    try KinesisEndpointProvider.defaultProvider().resolveEndpoint(params).join().endpointUrl().host()
-    catch {
-      case e: java.util.concurrent.CompletionException if e.getCause != null => throw e.getCause
-    }
+    KinesisEndpointProvider.defaultProvider().resolveEndpoint(params).join().endpointUrl().host()
   }
 
   /**
