@@ -2,8 +2,6 @@ package io.sparkkinesis.aws
 
 import java.util.concurrent.ConcurrentHashMap
 
-import software.amazon.awssdk.regions.Region
-import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.sts.StsClient
 
 import scala.util.Try
@@ -20,23 +18,20 @@ private[sparkkinesis] final case class Contact(
     stsEndpointUrl: Option[String],
     endpoints: EndpointVariants = EndpointVariants.Sdk) {
 
-  /** The Kinesis endpoint the SDK calls: `endpointUrl`, else its environment variables, else the region's. */
+  /**
+   * The Kinesis endpoint the SDK calls: `endpointUrl`, else its environment variables, else the region's (its FIPS
+   * or dual-stack variant when the options or the SDK's own settings choose one).
+   */
   def kinesisEndpoint: String =
     endpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_KINESIS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
-      .getOrElse(
-        if (endpoints == EndpointVariants.Sdk)
-          Contact.regional("kinesis", region, Try(KinesisClient.serviceMetadata().endpointFor(Region.of(region))))
-        else Contact.regional("kinesis", region,
-          Try(EndpointVariants.kinesisHost(region, endpoints))
-            .map(java.net.URI.create)))
+      .getOrElse(Contact.regional("kinesis", region,
+          Try(EndpointVariants.kinesisHost(region, EndpointVariants.effective(endpoints))).map(h =>
+            java.net.URI.create(h))))
 
   /** The STS endpoint AssumeRole calls go to. */
   def stsEndpoint: String =
     stsEndpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_STS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
-      .getOrElse(
-        if (endpoints == EndpointVariants.Sdk)
-          Contact.regional("sts", region, Try(StsClient.serviceMetadata().endpointFor(Region.of(region))))
-        else s"https://${EndpointVariants.host("sts", region, endpoints)}")
+      .getOrElse(s"https://${EndpointVariants.host("sts", region, endpoints)}")
 
   /** What could not be reached, for an error: the STS endpoint when `cause` came from the STS client. */
   def describe(cause: Throwable): String = role match {

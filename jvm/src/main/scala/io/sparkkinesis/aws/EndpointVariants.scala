@@ -84,6 +84,12 @@ private[sparkkinesis] object EndpointVariants {
     } catch { case NonFatal(_) => s"$service.$region.amazonaws.com" }
   }
 
+  /** `variants` with what is unset taken from the SDK's own settings (false where those say nothing either). */
+  def effective(variants: EndpointVariants): EndpointVariants =
+    EndpointVariants(
+      Some(variants.fips.getOrElse(sdkSetting(FipsEnabledProvider.builder().build().isFipsEnabled))),
+      Some(variants.dualstack.getOrElse(sdkSetting(DualstackEnabledProvider.builder().build().isDualstackEnabled))))
+
   /** The SDK's own setting (system property, environment variable, profile key), false where none is set. */
   private def sdkSetting(read: => java.util.Optional[java.lang.Boolean]): Boolean =
     Try(read.orElse(java.lang.Boolean.FALSE).booleanValue()).getOrElse(false)

@@ -53,4 +53,17 @@ class EndpointVariantsSuite extends AnyFunSuite {
     assert(EndpointVariants.host("sts", "us-west-2", EndpointVariants(Some(true), Some(false))) ==
       "sts-fips.us-west-2.amazonaws.com")
   }
+
+  test("errors name the variant's host, and a chain's roles in order") {
+    val chain = CredentialsConfig.AssumeRole(
+      CredentialsConfig.AssumeRole(CredentialsConfig.DefaultChain, "arn:aws:iam::111111111111:role/hub", None, "s",
+        None), "arn:aws:iam::222222222222:role/owner", Some("secret-external-id"), "s", None)
+    val contact = Contact.of(AwsConnection("us-east-1", None, chain, cborEnabled = true, fips))
+    assert(contact.kinesisEndpoint == "https://kinesis-fips.us-east-1.amazonaws.com")
+    assert(contact.stsEndpoint == "https://sts-fips.us-east-1.amazonaws.com")
+    assert(contact.role.contains("arn:aws:iam::111111111111:role/hub, then arn:aws:iam::222222222222:role/owner"))
+    val plain = Contact.of(AwsConnection("eu-west-1", None, CredentialsConfig.DefaultChain, cborEnabled = true,
+        EndpointVariants(Some(false), Some(true))))
+    assert(plain.kinesisEndpoint == "https://kinesis.eu-west-1.api.aws")
+  }
 }
