@@ -31,6 +31,8 @@ class KinesisOptions:
     STREAM_NAME: Final = "streamName"
     REGION: Final = "region"
     ENDPOINT_URL: Final = "endpointUrl"
+    USE_FIPS_ENDPOINT: Final = "useFipsEndpoint"
+    USE_DUALSTACK_ENDPOINT: Final = "useDualstackEndpoint"
     CBOR_ENABLED: Final = "cborEnabled"
     AWS_ACCESS_KEY_ID: Final = "awsAccessKeyId"
     AWS_SECRET_KEY: Final = "awsSecretKey"
@@ -40,6 +42,11 @@ class KinesisOptions:
     ROLE_EXTERNAL_ID: Final = "roleExternalId"
     ROLE_SESSION_NAME: Final = "roleSessionName"
     STS_ENDPOINT_URL: Final = "stsEndpointUrl"
+    WEB_IDENTITY_TOKEN_FILE: Final = "webIdentityTokenFile"
+    WEB_IDENTITY_ROLE_ARN: Final = "webIdentityRoleArn"
+    WEB_IDENTITY_ROLE_SESSION_NAME: Final = "webIdentityRoleSessionName"
+    CONTAINER_CREDENTIALS_URI: Final = "containerCredentialsUri"
+    CONTAINER_AUTHORIZATION_TOKEN_FILE: Final = "containerAuthorizationTokenFile"
     INITIAL_POSITION: Final = "initialPosition"
     INITIAL_TIMESTAMP: Final = "initialTimestamp"
     INITIAL_SHARD_POSITIONS: Final = "initialShardPositions"
@@ -102,6 +109,12 @@ OPTIONS: Dict[str, OptionInfo] = {
     "endpointUrl": OptionInfo(
         "endpointUrl", "string", "both", None, (), None, None, False,
         "a non-empty string"),
+    "useFipsEndpoint": OptionInfo(
+        "useFipsEndpoint", "boolean", "both", None, (), None, None, False,
+        "true or false"),
+    "useDualstackEndpoint": OptionInfo(
+        "useDualstackEndpoint", "boolean", "both", None, (), None, None, False,
+        "true or false"),
     "cborEnabled": OptionInfo(
         "cborEnabled", "boolean", "both", "true", (), None, None, False,
         "true or false"),
@@ -121,13 +134,28 @@ OPTIONS: Dict[str, OptionInfo] = {
         "roleArn", "string", "both", None, (), None, None, False,
         "a non-empty string"),
     "roleExternalId": OptionInfo(
-        "roleExternalId", "string", "both", None, (), None, None, False,
+        "roleExternalId", "string", "both", None, (), None, None, True,
         "a non-empty string"),
     "roleSessionName": OptionInfo(
         "roleSessionName", "string", "both", "spark-kinesis", (), None, None, False,
         "a non-empty string"),
     "stsEndpointUrl": OptionInfo(
         "stsEndpointUrl", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "webIdentityTokenFile": OptionInfo(
+        "webIdentityTokenFile", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "webIdentityRoleArn": OptionInfo(
+        "webIdentityRoleArn", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "webIdentityRoleSessionName": OptionInfo(
+        "webIdentityRoleSessionName", "string", "both", "spark-kinesis", (), None, None, False,
+        "a non-empty string"),
+    "containerCredentialsUri": OptionInfo(
+        "containerCredentialsUri", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "containerAuthorizationTokenFile": OptionInfo(
+        "containerAuthorizationTokenFile", "string", "both", None, (), None, None, False,
         "a non-empty string"),
     "initialPosition": OptionInfo(
         "initialPosition", "enum", "source", None, ("latest", "trim_horizon", "earliest", "at_timestamp"), None, None, False,

@@ -6,37 +6,16 @@ import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
 
 import scala.util.Try
 
-/** How credentials are obtained. `toString` never shows secret values. */
-private[sparkkinesis] sealed trait CredentialsConfig extends Serializable
-private[sparkkinesis] object CredentialsConfig {
-  case object DefaultChain extends CredentialsConfig
-  final case class Profile(name: String) extends CredentialsConfig
-
-  /** STS AssumeRole, signed with `base`. */
-  final case class AssumeRole(
-      base: CredentialsConfig,
-      roleArn: String,
-      externalId: Option[String],
-      sessionName: String,
-      stsEndpointUrl: Option[String]) extends CredentialsConfig {
-    override def toString: String =
-      s"AssumeRole(base=$base, roleArn=$roleArn, externalId=${externalId.map(_ => "<redacted>").getOrElse("(none)")}, " +
-        s"sessionName=$sessionName, stsEndpoint=${stsEndpointUrl.getOrElse("(default)")})"
-  }
-  final case class StaticKeys(accessKeyId: String, secretKey: String, sessionToken: Option[String])
-    extends CredentialsConfig {
-    override def toString: String = "StaticKeys(<redacted>)"
-  }
-}
-
 /** Everything needed to build a Kinesis client on the driver or an executor; resolved once on the driver. */
 private[sparkkinesis] final case class AwsConnection(
     region: String,
     endpointUrl: Option[String],
     credentials: CredentialsConfig,
-    cborEnabled: Boolean) {
+    cborEnabled: Boolean,
+    endpoints: EndpointVariants = EndpointVariants.Sdk) {
   override def toString: String =
-    s"AwsConnection(region=$region, endpoint=${endpointUrl.getOrElse("(default)")}, credentials=$credentials)"
+    s"AwsConnection(region=$region, endpoint=${endpointUrl.getOrElse("(default)")}, $endpoints, " +
+      s"credentials=$credentials)"
 }
 
 private[sparkkinesis] object AwsConnection {
@@ -44,7 +23,7 @@ private[sparkkinesis] object AwsConnection {
   def fromOptions(opts: ParsedOptions, streams: Seq[StreamRef]): AwsConnection = {
     val endpoint = opts.get(KinesisOptions.EndpointUrl)
     endpoint.foreach(validateUrl(KinesisOptions.EndpointUrl.name, _))
-    AwsConnection(resolveRegion(opts, streams, endpoint.isDefined), endpoint, credentials(opts),
+    connection(opts, resolveRegion(opts, streams, endpoint.isDefined), endpoint,
       opts.getOrDefault(KinesisOptions.CborEnabled))
   }
 
@@ -61,49 +40,30 @@ private[sparkkinesis] object AwsConnection {
       }
     val endpoint = opts.get(KinesisOptions.RegistryEndpointUrl)
     endpoint.foreach(validateUrl(KinesisOptions.RegistryEndpointUrl.name, _))
-    AwsConnection(resolveRegion(opts, Nil, endpoint.isDefined), endpoint, credentials(opts), cborEnabled = false)
+    connection(opts, resolveRegion(opts, Nil, endpoint.isDefined), endpoint, cborEnabled = false)
   }
 
-  private def credentials(opts: ParsedOptions): CredentialsConfig = {
-    val base = baseCredentials(opts)
-    opts.get(KinesisOptions.RoleArn) match {
-      case Some(arn) =>
-        if (!arn.startsWith("arn:"))
-          throw KinesisErrors.invalidOptionValue(KinesisOptions.RoleArn.name, arn,
-            "an IAM role ARN such as arn:aws:iam::123456789012:role/kinesis-reader")
-        opts.get(KinesisOptions.StsEndpointUrl).foreach(validateUrl(KinesisOptions.StsEndpointUrl.name, _))
-        CredentialsConfig.AssumeRole(base, arn, opts.get(KinesisOptions.RoleExternalId),
-          opts.getOrDefault(KinesisOptions.RoleSessionName), opts.get(KinesisOptions.StsEndpointUrl))
-      case None =>
-        Seq(KinesisOptions.RoleExternalId, KinesisOptions.StsEndpointUrl).find(opts.contains).foreach { o =>
-          throw KinesisErrors.conflictingOptions(
-            s"Option '${o.name}' is only used with 'roleArn'; set 'roleArn' or remove it.")
-        }
-        base
-    }
+  /**
+   * The connection of `region` and `endpoint` (the service's own URL, if any) with the credentials and endpoint
+   * variants of `opts`, checked: a FIPS or dual-stack variant a service would use must exist in the region.
+   */
+  private def connection(
+      opts: ParsedOptions,
+      region: String,
+      endpoint: Option[String],
+      cborEnabled: Boolean): AwsConnection = {
+    val credentials = CredentialOptions.parse(opts)
+    val variants =
+      EndpointVariants(opts.get(KinesisOptions.UseFipsEndpoint), opts.get(KinesisOptions.UseDualstackEndpoint))
+    // Where every service the query calls has its own endpoint URL, the variants choose nothing.
+    val stsUsesVariants =
+      CredentialsConfig.roles(credentials).nonEmpty && CredentialsConfig.stsEndpointUrl(credentials).isEmpty
+    if (endpoint.isEmpty || stsUsesVariants)
+      EndpointVariants.problem(variants, region).foreach(p => throw KinesisErrors.conflictingOptions(p))
+    AwsConnection(region, endpoint, credentials, cborEnabled, variants)
   }
 
-  private def baseCredentials(opts: ParsedOptions): CredentialsConfig = {
-    val profile = opts.get(KinesisOptions.AwsProfile)
-    if (profile.isDefined && opts.contains(KinesisOptions.AwsAccessKeyId))
-      throw KinesisErrors.conflictingOptions(
-        "Options 'awsProfile' and 'awsAccessKeyId' both choose credentials; keep one.")
-    val keyId = opts.get(KinesisOptions.AwsAccessKeyId)
-    val secret = opts.get(KinesisOptions.AwsSecretKey)
-    (keyId, secret) match {
-      case (Some(k), Some(s)) => CredentialsConfig.StaticKeys(k, s, opts.get(KinesisOptions.AwsSessionToken))
-      case (None, None) =>
-        if (opts.contains(KinesisOptions.AwsSessionToken))
-          throw KinesisErrors.conflictingOptions("Option 'awsSessionToken' needs 'awsAccessKeyId' and 'awsSecretKey'.")
-        profile.map(CredentialsConfig.Profile).getOrElse(CredentialsConfig.DefaultChain)
-      case (Some(_), None) => throw KinesisErrors.conflictingOptions(
-          "Option 'awsAccessKeyId' is set but 'awsSecretKey' is not: give both, or neither to use the default credential chain.")
-      case (None, Some(_)) => throw KinesisErrors.conflictingOptions(
-          "Option 'awsSecretKey' is set but 'awsAccessKeyId' is not: give both, or neither to use the default credential chain.")
-    }
-  }
-
-  private def validateUrl(option: String, url: String): Unit =
+  private[aws] def validateUrl(option: String, url: String): Unit =
     if (Try(java.net.URI.create(url)).toOption.forall(u => u.getScheme == null || u.getHost == null))
       throw KinesisErrors.invalidOptionValue(option, url,
         "an absolute URL such as https://kinesis.eu-west-1.amazonaws.com or http://127.0.0.1:4566")

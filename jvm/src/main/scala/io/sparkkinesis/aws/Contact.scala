@@ -2,32 +2,36 @@ package io.sparkkinesis.aws
 
 import java.util.concurrent.ConcurrentHashMap
 
-import software.amazon.awssdk.regions.Region
-import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.sts.StsClient
 
 import scala.util.Try
 
 /**
- * Where the calls of a connection go: the region, the Kinesis endpoint and, with `roleArn`, STS. Nothing secret,
+ * Where the calls of a connection go: the region, the Kinesis endpoint (or its FIPS or dual-stack variant) and,
+ * with roles to assume, STS. Nothing secret,
  * so it can name the endpoint in errors and key what this JVM knows about reaching it ([[Contact.answered]]).
  */
 private[sparkkinesis] final case class Contact(
     region: String,
     endpointUrl: Option[String],
     role: Option[String],
-    stsEndpointUrl: Option[String]) {
+    stsEndpointUrl: Option[String],
+    endpoints: EndpointVariants = EndpointVariants.Sdk) {
 
-  /** The Kinesis endpoint the SDK calls: `endpointUrl`, else its environment variables, else the region's. */
+  /**
+   * The Kinesis endpoint the SDK calls: `endpointUrl`, else its environment variables, else the region's (its FIPS
+   * or dual-stack variant when the options or the SDK's own settings choose one).
+   */
   def kinesisEndpoint: String =
     endpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_KINESIS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
       .getOrElse(Contact.regional("kinesis", region,
-          Try(KinesisClient.serviceMetadata().endpointFor(Region.of(region)))))
+          Try(EndpointVariants.kinesisHost(region, EndpointVariants.effective(endpoints))).map(h =>
+            java.net.URI.create(h))))
 
   /** The STS endpoint AssumeRole calls go to. */
   def stsEndpoint: String =
     stsEndpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_STS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
-      .getOrElse(Contact.regional("sts", region, Try(StsClient.serviceMetadata().endpointFor(Region.of(region)))))
+      .getOrElse(s"https://${EndpointVariants.host("sts", region, endpoints)}")
 
   /** What could not be reached, for an error: the STS endpoint when `cause` came from the STS client. */
   def describe(cause: Throwable): String = role match {
@@ -43,9 +47,11 @@ private[sparkkinesis] object Contact {
   private val reached = ConcurrentHashMap.newKeySet[Contact]()
   private val MaxRemembered = 1000
 
-  def of(c: AwsConnection): Contact = c.credentials match {
-    case r: CredentialsConfig.AssumeRole => Contact(c.region, c.endpointUrl, Some(r.roleArn), r.stsEndpointUrl)
-    case _ => Contact(c.region, c.endpointUrl, None, None)
+  /** The contact of `c`; with a role chain, its role names the chain's roles in order ("a, then b"). */
+  def of(c: AwsConnection): Contact = {
+    val roles = CredentialsConfig.roles(c.credentials)
+    Contact(c.region, c.endpointUrl, if (roles.isEmpty) None else Some(roles.mkString(", then ")),
+      CredentialsConfig.stsEndpointUrl(c.credentials), c.endpoints)
   }
 
   /** Records that the service answered a call of `c` (a result or an error of the service's own). */

@@ -55,7 +55,8 @@ private[sparkkinesis] final class GlueRegistryClient(
     policy: RetryPolicy) {
 
   private val endpoint: URI =
-    URI.create(connection.endpointUrl.getOrElse(s"https://glue.${connection.region}.amazonaws.com"))
+    URI.create(connection.endpointUrl.getOrElse(
+        s"https://${EndpointVariants.host("glue", connection.region, connection.endpoints)}"))
   private val signer = AwsV4HttpSigner.create()
   private val json = new ObjectMapper()
 
@@ -183,7 +184,7 @@ private[sparkkinesis] object GlueRegistryClient {
   private def build(c: AwsConnection): ClientCache.Built[GlueRegistryClient] = {
     // The signer logs canonical requests (a session token among their headers) at DEBUG: kept out, as for Kinesis.
     SignerLogGuard()
-    val (credentials, closeables) = KinesisClients.credentialsProvider(c.credentials, c.region)
+    val (credentials, closeables) = CredentialProviders.of(c.credentials, c.region, c.endpoints)
     val http = UrlConnectionHttpClient.builder().connectionTimeout(KinesisClients.ConnectTimeout)
       .socketTimeout(SocketTimeout).build()
     val client = new GlueRegistryClient(c, credentials, http, RetryPolicy.Default.on(c))

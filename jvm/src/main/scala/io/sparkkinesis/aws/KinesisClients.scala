@@ -1,6 +1,5 @@
 package io.sparkkinesis.aws
 
-import java.net.URI
 import java.time.Duration
 import java.util.concurrent.{
   Executor,
@@ -12,7 +11,6 @@ import java.util.concurrent.{
   TimeUnit
 }
 
-import software.amazon.awssdk.auth.credentials._
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy
 import software.amazon.awssdk.core.client.config.{
   ClientAsyncConfiguration,
@@ -30,9 +28,6 @@ import software.amazon.awssdk.services.kinesis.{
   KinesisClient,
   KinesisClientBuilder
 }
-import software.amazon.awssdk.services.sts.StsClient
-import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
-import software.amazon.awssdk.services.sts.model.AssumeRoleRequest
 
 import io.sparkkinesis.runtime.DaemonThreads
 
@@ -180,17 +175,19 @@ private[sparkkinesis] object KinesisClients {
             .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build()),
       callTimeout = SubscriptionTimeout)
 
-  /** What every client of a connection has: region, credentials, the connector's overrides and the endpoint. */
+  /**
+   * What every client of a connection has: region, credentials, the connector's overrides and the endpoint (its URL,
+   * or the region's FIPS or dual-stack variant, [[EndpointVariants]]).
+   */
   private def configured[B <: AwsClientBuilder[B, C], C](
       c: AwsConnection,
       builder: B,
       callTimeout: Duration = CallTimeout): ClientCache.Built[C] =
     withCborSetting(c.cborEnabled) {
       SignerLogGuard()
-      val (credentials, closeables) = credentialsProvider(c.credentials, c.region)
+      val (credentials, closeables) = CredentialProviders.of(c.credentials, c.region, c.endpoints)
       builder.region(Region.of(c.region)).credentialsProvider(credentials).overrideConfiguration(overrides(callTimeout))
-      c.endpointUrl.foreach(u => builder.endpointOverride(URI.create(u)))
-      ClientCache.Built(builder.build(), closeables)
+      ClientCache.Built(c.endpoints.applyTo(builder, c.endpointUrl).build(), closeables)
     }
 
   /**
@@ -203,35 +200,6 @@ private[sparkkinesis] object KinesisClients {
       .apiCallTimeout(callTimeout)
       .scheduledExecutorService(timers)
       .build()
-
-  /** The credentials provider of `c`, and what was built for it (closed with the client). */
-  private[aws] def credentialsProvider(
-      c: CredentialsConfig,
-      region: String): (AwsCredentialsProvider, Seq[AutoCloseable]) =
-    c match {
-      case CredentialsConfig.StaticKeys(id, secret, None) =>
-        (StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret)), Nil)
-      case CredentialsConfig.StaticKeys(id, secret, Some(token)) =>
-        (StaticCredentialsProvider.create(AwsSessionCredentials.create(id, secret, token)), Nil)
-      case CredentialsConfig.DefaultChain =>
-        val p = DefaultCredentialsProvider.builder().build()
-        (p, Seq(p))
-      case CredentialsConfig.Profile(name) =>
-        val p = ProfileCredentialsProvider.builder().profileName(name).build()
-        (p, Seq(p))
-      case r: CredentialsConfig.AssumeRole =>
-        val (base, baseCloseables) = credentialsProvider(r.base, region)
-        val builder = StsClient.builder()
-          .region(Region.of(region))
-          .credentialsProvider(base)
-          .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(ConnectTimeout))
-        r.stsEndpointUrl.foreach(u => builder.endpointOverride(URI.create(u)))
-        val sts = builder.build()
-        val request = AssumeRoleRequest.builder().roleArn(r.roleArn).roleSessionName(r.sessionName)
-        r.externalId.foreach(request.externalId)
-        val p = StsAssumeRoleCredentialsProvider.builder().stsClient(sts).refreshRequest(request.build()).build()
-        (p, Seq(p, sts) ++ baseCloseables)
-    }
 
   /**
    * The SDK takes its CBOR switch from the system property `aws.cborEnabled` when a client is built, so the

@@ -24,6 +24,14 @@ private[sparkkinesis] object KinesisOptions {
   val EndpointUrl: OptionSpec[String] = OptionSpec("endpointUrl", Text, None, Scope.Both, V0_1,
     "Kinesis endpoint to use instead of the region's, e.g. http://127.0.0.1:4566 for LocalStack or a VPC endpoint.",
     "Connection")
+  val UseFipsEndpoint: OptionSpec[Boolean] = OptionSpec("useFipsEndpoint", Bool, None, Scope.Both, V0_1,
+    "Call the region's FIPS endpoints (Kinesis, STS, Glue). Unset: the SDK's AWS_USE_FIPS_ENDPOINT or profile key " +
+      "`use_fips_endpoint` decides. An explicit endpoint URL wins for its service.", "Connection",
+    defaultDoc = Some("(SDK setting)"))
+  val UseDualstackEndpoint: OptionSpec[Boolean] = OptionSpec("useDualstackEndpoint", Bool, None, Scope.Both, V0_1,
+    "Call the region's dual-stack (IPv4 and IPv6) endpoints (Kinesis, STS, Glue). Unset: the SDK's " +
+      "AWS_USE_DUALSTACK_ENDPOINT or profile key `use_dualstack_endpoint` decides. An explicit endpoint URL wins " +
+      "for its service.", "Connection", defaultDoc = Some("(SDK setting)"))
   val CborEnabled: OptionSpec[Boolean] = OptionSpec("cborEnabled", Bool, Some(true), Scope.Both, V0_1,
     "Use the CBOR wire format (the SDK default). Set false for servers that mishandle CBOR, such as kinesalite.",
     "Connection")
@@ -39,15 +47,35 @@ private[sparkkinesis] object KinesisOptions {
   val AwsProfile: OptionSpec[String] = OptionSpec("awsProfile", Text, None, Scope.Both, V0_1,
     "Named profile from the AWS config and credentials files (on every executor).", "Credentials")
   val RoleArn: OptionSpec[String] = OptionSpec("roleArn", Text, None, Scope.Both, V0_1,
-    "IAM role to assume with STS AssumeRole, on top of the credentials above; refreshed before it expires.",
-    "Credentials")
+    "IAM role to assume with STS AssumeRole, on top of the credentials above; refreshed before it expires. Several " +
+      "role ARNs separated by commas form a role chain, assumed in order, each with the credentials of the one " +
+      "before (docs/credentials.md).", "Credentials")
   val RoleExternalId: OptionSpec[String] = OptionSpec("roleExternalId", Text, None, Scope.Both, V0_1,
-    "External id to pass to AssumeRole. AWS does not treat it as a secret, and Spark shows it in query plans.",
-    "Credentials")
+    "External id to pass to AssumeRole. With a role chain: one value for every role, or one per role separated by " +
+      "commas (empty for none).", "Credentials", secret = true)
   val RoleSessionName: OptionSpec[String] = OptionSpec("roleSessionName", Text, Some("spark-kinesis"), Scope.Both, V0_1,
-    "Session name for AssumeRole (shows in CloudTrail).", "Credentials")
+    "Session name for AssumeRole (shows in CloudTrail). With a role chain: one value for every role, or one per " +
+      "role separated by commas (empty for the default).", "Credentials")
   val StsEndpointUrl: OptionSpec[String] = OptionSpec("stsEndpointUrl", Text, None, Scope.Both, V0_1,
     "STS endpoint to use instead of the region's, e.g. a VPC endpoint or a local STS for tests.", "Credentials")
+  val WebIdentityTokenFile: OptionSpec[String] = OptionSpec("webIdentityTokenFile", Text, None, Scope.Both, V0_1,
+    "Base credentials from STS AssumeRoleWithWebIdentity with the token in this file (on every node), read again " +
+      "at each refresh: IAM roles for service accounts on EKS. Needs `webIdentityRoleArn`.", "Credentials")
+  val WebIdentityRoleArn: OptionSpec[String] = OptionSpec("webIdentityRoleArn", Text, None, Scope.Both, V0_1,
+    "The role `webIdentityTokenFile`'s token is exchanged for.", "Credentials")
+  val WebIdentityRoleSessionName: OptionSpec[String] = OptionSpec("webIdentityRoleSessionName", Text,
+    Some("spark-kinesis"), Scope.Both, V0_1, "Session name of the web identity role (shows in CloudTrail).",
+    "Credentials")
+  val ContainerCredentialsUri: OptionSpec[String] = OptionSpec("containerCredentialsUri", Text, None, Scope.Both,
+    V0_1,
+    "Base credentials from this container credentials endpoint (EKS Pod Identity: " +
+      "http://169.254.170.23/v1/credentials; ECS task roles): https, or http to a loopback or the agent's address.",
+    "Credentials")
+  val ContainerAuthorizationTokenFile: OptionSpec[String] = OptionSpec("containerAuthorizationTokenFile", Text, None,
+    Scope.Both, V0_1,
+    "File holding the Authorization header for `containerCredentialsUri`, read at each refresh " +
+      "(EKS Pod Identity's /var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token).",
+    "Credentials")
 
   // ---- source ----
   val InitialPosition: OptionSpec[String] = OptionSpec("initialPosition",
@@ -248,8 +276,10 @@ private[sparkkinesis] object KinesisOptions {
       "the cached one is used on.", Registry)
 
   val all: Seq[OptionSpec[_]] = Seq(
-    StreamName, Region, EndpointUrl, CborEnabled,
+    StreamName, Region, EndpointUrl, UseFipsEndpoint, UseDualstackEndpoint, CborEnabled,
     AwsAccessKeyId, AwsSecretKey, AwsSessionToken, AwsProfile, RoleArn, RoleExternalId, RoleSessionName, StsEndpointUrl,
+    WebIdentityTokenFile, WebIdentityRoleArn, WebIdentityRoleSessionName, ContainerCredentialsUri,
+    ContainerAuthorizationTokenFile,
     InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask,
     IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,

@@ -34,7 +34,7 @@ class ForeignOptionsSuite extends AnyFunSuite {
     assert(o.connection.endpointUrl.contains("https://kinesis.eu-west-1.amazonaws.com"))
     assert(o.connection.credentials == CredentialsConfig.StaticKeys("AKIA1", "s3cr3t", None))
     assert(o.shardDiscoveryMillis == 2000L)
-    val sts = SourceOptions.parse((local ++ Map("streamName" -> "s", "roleArn" -> "arn:aws:iam::1:role/r",
+    val sts = SourceOptions.parse((local ++ Map("streamName" -> "s", "roleArn" -> "arn:aws:iam::123456789012:role/r",
         "stsEndpoint" -> "http://127.0.0.1:9000")).asJava)
     assert(sts.connection.credentials.asInstanceOf[CredentialsConfig.AssumeRole].stsEndpointUrl
         .contains("http://127.0.0.1:9000"))

@@ -1,0 +1,69 @@
+package io.sparkkinesis.aws
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.scalatest.funsuite.AnyFunSuite
+import com.fasterxml.jackson.databind.ObjectMapper
+
+import io.sparkkinesis.compat.CollectionConverters._
+
+/** Issue 40, item 2: which host each endpoint variant resolves to, and the FIPS regions against the SDK's metadata. */
+class EndpointVariantsSuite extends AnyFunSuite {
+
+  private val fips = EndpointVariants(Some(true), None)
+  private val dualstack = EndpointVariants(None, Some(true))
+
+  test("the FIPS regions are those where the SDK's endpoint metadata lists FIPS endpoints of Kinesis, STS and Glue") {
+    val in = classOf[software.amazon.awssdk.regions.Region].getResourceAsStream(
+      "/software/amazon/awssdk/regions/internal/region/endpoints.json")
+    val metadata =
+      try new ObjectMapper().readTree(new String(in.readAllBytes(), UTF_8))
+      finally in.close()
+    for (service <- Seq("kinesis", "sts", "glue")) {
+      val regions = metadata.path("partitions").elements().asScala.flatMap { p =>
+        p.path("services").path(service).path("endpoints").fields().asScala.collect {
+          case e
+              if !e.getKey.startsWith("fips-") &&
+                e.getValue.path("variants").elements().asScala.exists(v =>
+                  v.path("tags").elements().asScala.map(_.asText()).toSeq == Seq("fips")) => e.getKey
+        }
+      }.toSet
+      assert(regions == EndpointVariants.FipsRegions.toSet, service)
+    }
+  }
+
+  test("the SDK's endpoint rules choose the FIPS and dual-stack Kinesis hosts") {
+    assert(EndpointVariants.kinesisHost("us-east-1", EndpointVariants.Sdk) == "kinesis.us-east-1.amazonaws.com")
+    assert(EndpointVariants.kinesisHost("us-east-1", fips) == "kinesis-fips.us-east-1.amazonaws.com")
+    assert(EndpointVariants.kinesisHost("eu-west-1", dualstack) == "kinesis.eu-west-1.api.aws")
+    assert(EndpointVariants.kinesisHost("us-gov-west-1", EndpointVariants(Some(true), Some(true))) ==
+      "kinesis-fips.us-gov-west-1.api.aws")
+    assert(EndpointVariants.kinesisHost("cn-north-1", dualstack) == "kinesis.cn-north-1.api.amazonwebservices.com.cn")
+    assert(EndpointVariants.problem(fips, "us-west-2").isEmpty)
+    assert(EndpointVariants.problem(fips, "eu-central-1").exists(_.contains("region 'eu-central-1'")))
+    assert(EndpointVariants.problem(EndpointVariants(Some(false), Some(true)), "eu-central-1").isEmpty)
+  }
+
+  test("the Glue host of the schema registry functions follows the variants too") {
+    assert(EndpointVariants.host("glue", "us-east-1", EndpointVariants(Some(false), Some(false))) ==
+      "glue.us-east-1.amazonaws.com")
+    assert(EndpointVariants.host("glue", "us-east-1", fips) == "glue-fips.us-east-1.amazonaws.com")
+    assert(EndpointVariants.host("glue", "eu-west-1", EndpointVariants(Some(false), Some(true))) ==
+      "glue.eu-west-1.api.aws")
+    assert(EndpointVariants.host("sts", "us-west-2", EndpointVariants(Some(true), Some(false))) ==
+      "sts-fips.us-west-2.amazonaws.com")
+  }
+
+  test("errors name the variant's host, and a chain's roles in order") {
+    val chain = CredentialsConfig.AssumeRole(
+      CredentialsConfig.AssumeRole(CredentialsConfig.DefaultChain, "arn:aws:iam::111111111111:role/hub", None, "s",
+        None), "arn:aws:iam::222222222222:role/owner", Some("secret-external-id"), "s", None)
+    val contact = Contact.of(AwsConnection("us-east-1", None, chain, cborEnabled = true, fips))
+    assert(contact.kinesisEndpoint == "https://kinesis-fips.us-east-1.amazonaws.com")
+    assert(contact.stsEndpoint == "https://sts-fips.us-east-1.amazonaws.com")
+    assert(contact.role.contains("arn:aws:iam::111111111111:role/hub, then arn:aws:iam::222222222222:role/owner"))
+    val plain = Contact.of(AwsConnection("eu-west-1", None, CredentialsConfig.DefaultChain, cborEnabled = true,
+        EndpointVariants(Some(false), Some(true))))
+    assert(plain.kinesisEndpoint == "https://kinesis.eu-west-1.api.aws")
+  }
+}
