@@ -8,11 +8,14 @@ package io.sparkkinesis.config
  * ([[KinesisOptions.dialectDefaults]]). The foreign names are declared in [[ForeignOptions]].
  *
  * The format also names the columns: a read's are Databricks' under `kinesis` and the awslabs connector's under
- * `aws-kinesis` (`reader.KinesisSchema`), and `streamColumn`, the column that holds a record's stream, is the one
- * both a read gives and the sink takes as each row's target stream.
+ * `aws-kinesis` (`reader.KinesisSchema`), where `streamColumn` holds a record's stream. `sinkStreamColumn` is the
+ * column the sink takes a row's target stream from: under `kinesis` the same `stream` a read gives; under
+ * `aws-kinesis` none, since the awslabs sink writes every row to its `streamName` option (a read's `streamName`
+ * column passed on to the sink is left out, as there, rather than sending rows back to the stream they came from).
  */
-sealed abstract class Dialect(val format: String, val streamColumn: String) extends Serializable
+sealed abstract class Dialect(val format: String, val streamColumn: String, val sinkStreamColumn: Option[String])
+  extends Serializable
 private[sparkkinesis] object Dialect {
-  case object Kinesis extends Dialect("kinesis", "stream")
-  case object AwsKinesis extends Dialect("aws-kinesis", "streamName")
+  case object Kinesis extends Dialect("kinesis", "stream", Some("stream"))
+  case object AwsKinesis extends Dialect("aws-kinesis", "streamName", None)
 }

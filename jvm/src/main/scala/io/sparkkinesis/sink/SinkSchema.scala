@@ -12,8 +12,9 @@ import io.sparkkinesis.errors.KinesisErrors
  * Where the sink finds each part of a record in an input row, checked once when the write starts. Optional
  * columns are absent (-1). The partition key comes from the `partitionKey` column, else from the column
  * named by the `partitionKeyColumn` option (string or integer), else it is random per record. A row's target
- * stream comes from `streamColumn`, the format's name for a record's stream (`stream` under `kinesis`, `streamName`
- * under `aws-kinesis`: the column a read of that format gives), else from the `streamName` option.
+ * stream comes from the format's stream column ([[Dialect.sinkStreamColumn]]: `stream` under `kinesis`, the
+ * column a read gives; none under `aws-kinesis`, as in the awslabs sink), named `streamColumn` in errors, else
+ * from the `streamName` option.
  */
 private[sparkkinesis] final case class SinkSchema(
     dataIndex: Int,
@@ -58,17 +59,17 @@ private[sparkkinesis] object SinkSchema {
 
   /** The columns the sink takes under `dialect`'s format, as its errors list them. */
   def expected(dialect: Dialect): String = "data (binary or string, required), partitionKey (string, optional), " +
-    s"explicitHashKey (string, optional), ${dialect.streamColumn} (string, optional)"
+    "explicitHashKey (string, optional)" + dialect.sinkStreamColumn.fold("")(c => s", $c (string, optional)")
 
   private val Data = "data"
   private val PartitionKey = "partitionKey"
   private val ExplicitHashKey = "explicitHashKey"
   private val KeyTypes: Set[DataType] = Set(StringType, LongType, IntegerType, ShortType, ByteType)
-  private val Dialects = Seq(Dialect.Kinesis, Dialect.AwsKinesis)
+  private val StreamColumns = Set(Dialect.Kinesis.streamColumn, Dialect.AwsKinesis.streamColumn)
 
-  /** Whether the input has `dialect`'s stream column (its type is checked by [[of]]). */
+  /** Whether the input has the column `dialect`'s sink takes a row's stream from (its type is checked by [[of]]). */
   def hasStreamColumn(schema: StructType, dialect: Dialect): Boolean =
-    schema.fieldNames.contains(dialect.streamColumn)
+    dialect.sinkStreamColumn.exists(schema.fieldNames.contains)
 
   /**
    * Resolves the columns of a write of `dialect`'s format, failing with the expected schema when a column is
@@ -80,7 +81,7 @@ private[sparkkinesis] object SinkSchema {
       ignoreUnused: Boolean = false,
       dialect: Dialect = Dialect.Kinesis): SinkSchema = {
     val names = schema.fieldNames.toSeq
-    val streamColumn = dialect.streamColumn
+    val streamColumn = dialect.sinkStreamColumn
     val columns = SinkSchema.expected(dialect)
     val expected = partitionKeyColumn.fold(columns)(c =>
       s"$columns, and '$c' (named by option 'partitionKeyColumn': string or integer)")
@@ -89,14 +90,19 @@ private[sparkkinesis] object SinkSchema {
     names.groupBy(identity).collectFirst { case (n, all) if all.size > 1 => n }.foreach { n =>
       throw fail(s"Column '$n' appears more than once.", "Give each column a distinct name.")
     }
-    val known = Set(Data, PartitionKey, ExplicitHashKey, streamColumn) ++ partitionKeyColumn
+    val known = Set(Data, PartitionKey, ExplicitHashKey) ++ streamColumn ++ partitionKeyColumn
     val extra = names.filterNot(known.contains)
-    // Another format's stream column: say which name this format gives a row's target stream.
-    for (other <- Dialects.find(d => d != dialect && extra.contains(d.streamColumn)) if !ignoreUnused)
-      throw fail(s"Unexpected column ${other.streamColumn}.",
-        s"Under format '${dialect.format}' a row's target stream is column '$streamColumn' (the name a read of " +
-          s"this format gives it): rename '${other.streamColumn}' to '$streamColumn', or drop it to write to the " +
-          "stream of option 'streamName'.")
+    // A stream column this format's sink does not route by: say how this format picks a row's stream.
+    for (other <- extra.find(StreamColumns.contains) if !ignoreUnused)
+      throw fail(s"Unexpected column $other.",
+        streamColumn match {
+          case Some(c) => s"Under format '${dialect.format}' a row's target stream is column '$c' (the name a read " +
+              s"of this format gives it): rename '$other' to '$c', or drop it to write to the stream of option " +
+              "'streamName'."
+          case None => s"Under format '${dialect.format}' every row goes to the stream of option 'streamName', as in " +
+              s"the awslabs sink: drop '$other', or write with format 'kinesis' and a '${Dialect.Kinesis.streamColumn}' " +
+              "column to pick each row's stream."
+        })
     if (extra.nonEmpty && !ignoreUnused)
       throw fail(s"Unexpected column(s) ${extra.mkString(", ")}.",
         "Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"CAST(id AS STRING) AS partitionKey\"), " +
@@ -132,7 +138,7 @@ private[sparkkinesis] object SinkSchema {
       throw fail(s"Column '$keyColumn' (the partition key) has type ${typeOf(pk).simpleString}.",
         s"Cast it: CAST($keyColumn AS STRING).")
     SinkSchema(d, dataIsString, pk, if (pk >= 0) typeOf(pk) else StringType,
-      requireString(ExplicitHashKey), requireString(streamColumn), streamColumn)
+      requireString(ExplicitHashKey), streamColumn.fold(-1)(requireString), dialect.streamColumn)
   }
 
   /** Bytes a record counts against the limits: partition key (UTF-8) plus data. */

@@ -21,28 +21,27 @@ class SinkSchemaSuite extends AnyFunSuite {
     assert(s.hasPartitionKey && s.hasStream)
   }
 
-  test("the stream column is the one a read of the format gives: stream under kinesis, streamName under aws-kinesis") {
+  test("the stream column is the one a read gives under kinesis; aws-kinesis has none, as the awslabs sink") {
     val input = schema("data" -> BinaryType, "stream" -> StringType, "streamName" -> StringType)
-    assert(SinkSchema.hasStreamColumn(input, Dialect.Kinesis) && SinkSchema.hasStreamColumn(input, Dialect.AwsKinesis))
+    assert(SinkSchema.hasStreamColumn(input, Dialect.Kinesis) && !SinkSchema.hasStreamColumn(input, Dialect.AwsKinesis))
     assert(!SinkSchema.hasStreamColumn(schema("data" -> BinaryType, "streamName" -> StringType), Dialect.Kinesis))
-    val awslabs = SinkSchema.of(schema("data" -> BinaryType, "streamName" -> StringType), None,
-      dialect = Dialect.AwsKinesis)
-    assert(awslabs.streamIndex == 1 && awslabs.streamColumn == "streamName")
-    // aws-kinesis ignores other columns by default, as the awslabs sink does: its `stream` is not a target.
-    assert(SinkSchema.of(schema("data" -> BinaryType, "stream" -> StringType), None, ignoreUnused = true,
-      Dialect.AwsKinesis).streamIndex == -1)
-    assert(error(schema("data" -> StringType, "streamName" -> IntegerType), dialect = Dialect.AwsKinesis).contains(
-        "Column 'streamName' has type int"))
+    // aws-kinesis ignores other columns by default: a read's streamName passed on is left out, not a target.
+    val awslabs = SinkSchema.of(input, None, ignoreUnused = true, Dialect.AwsKinesis)
+    assert(!awslabs.hasStream && awslabs.dataIndex == 0)
+    assert(!SinkSchema.expected(Dialect.AwsKinesis).contains("stream"))
 
-    // The other format's name gets a hint naming this format's column, whichever way round.
+    // A stream column the format does not route by gets a hint saying how this format picks a row's stream.
     val kinesis = error(schema("data" -> StringType, "streamName" -> StringType))
     assert(kinesis.startsWith("[KINESIS_INVALID_SINK_SCHEMA] Unexpected column streamName."), kinesis)
     assert(kinesis.contains("Under format 'kinesis' a row's target stream is column 'stream'") &&
       kinesis.contains("rename 'streamName' to 'stream'") && kinesis.contains(SinkSchema.expected(Dialect.Kinesis)))
-    val aws = error(schema("data" -> StringType, "stream" -> StringType), dialect = Dialect.AwsKinesis)
-    assert(
-      aws.contains("Under format 'aws-kinesis' a row's target stream is column 'streamName'") &&
-        aws.contains("rename 'stream' to 'streamName'") && aws.contains("streamName (string, optional)"), aws)
+    for (column <- Seq("streamName", "stream")) {
+      val aws = error(schema("data" -> StringType, column -> StringType), dialect = Dialect.AwsKinesis)
+      assert(
+        aws.startsWith(s"[KINESIS_INVALID_SINK_SCHEMA] Unexpected column $column.") &&
+          aws.contains("every row goes to the stream of option 'streamName', as in the awslabs sink") &&
+          aws.contains(s"drop '$column'"), aws)
+    }
   }
 
   test("data alone is enough (random partition keys)") {
