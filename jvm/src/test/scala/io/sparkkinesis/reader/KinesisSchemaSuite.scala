@@ -25,9 +25,11 @@ class KinesisSchemaSuite extends AnyFunSuite {
       "partitionKey" -> StringType, "sequenceNumber" -> StringType, "approximateArrivalTimestamp" -> TimestampType))
   }
 
-  test("the stream column is the one the format's sink takes as a row's target") {
+  test("each format's stream column; the kinesis sink takes the same one as a row's target, aws-kinesis's none") {
     assert(KinesisSchema.Databricks.schema.fieldNames.contains(Dialect.Kinesis.streamColumn))
+    assert(Dialect.Kinesis.sinkStreamColumn.contains(Dialect.Kinesis.streamColumn))
     assert(KinesisSchema.Awslabs.schema.fieldNames.contains(Dialect.AwsKinesis.streamColumn))
+    assert(Dialect.AwsKinesis.sinkStreamColumn.isEmpty)
   }
 
   test("a record becomes a row with each value under its column, in either format") {
