@@ -28,6 +28,9 @@ def test_reads_every_record_exactly_once_from_four_shards(spark, local_kinesis_s
     assert len({a["ShardId"] for a in acks}) == 4, "the test data should span all four shards"
 
     df = read_kinesis(spark, stream_name, **connector_options(local_kinesis_server))
+    # Databricks' columns in its order, then this connector's subSequenceNumber (docs/source.md, "Columns").
+    assert df.columns == ["partitionKey", "data", "stream", "shardId", "sequenceNumber", "approximateArrivalTimestamp",
+                          "subSequenceNumber"]
     rows = df.collect()
 
     got = [(bytes(r.data).decode(), r.partitionKey) for r in rows]
@@ -38,7 +41,7 @@ def test_reads_every_record_exactly_once_from_four_shards(spark, local_kinesis_s
     for r in rows:
         key = (bytes(r.data).decode(), r.partitionKey)
         assert (r.shardId, r.sequenceNumber) == expected_position[key]
-        assert r.streamName == stream_name
+        assert r.stream == stream_name
         assert r.subSequenceNumber == 0
         assert r.approximateArrivalTimestamp is not None
     assert df.rdd.getNumPartitions() == 4, "one Spark partition per shard by default"
@@ -56,7 +59,7 @@ def test_reads_several_streams_by_name_and_arn(spark, kinesis_mock_server, strea
 
     by_stream = {}
     for r in rows:
-        by_stream.setdefault(r.streamName, set()).add(bytes(r.data).decode())
+        by_stream.setdefault(r.stream, set()).add(bytes(r.data).decode())
     assert by_stream == {first: {f"a{i}" for i in range(300)}, second: {f"b{i}" for i in range(200)}}
 
 

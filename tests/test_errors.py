@@ -62,7 +62,7 @@ def test_sink_rejects_unexpected_columns(spark, kinesalite_server):
     message = str(err.value)
     assert "[KINESIS_INVALID_SINK_SCHEMA] Unexpected column(s) extra." in message
     assert ("data (binary or string, required), partitionKey (string, optional), explicitHashKey (string, optional), "
-            "streamName (string, optional)") in message
+            "stream (string, optional)") in message
 
 
 def test_source_option_on_the_sink_is_rejected(spark, kinesalite_server):

@@ -237,7 +237,7 @@ def test_a_write_without_stream_needs_a_stream_column(spark):
     df = spark.createDataFrame([("k", "d")], "partitionKey string, data string")
     with pytest.raises(KinesisOptionError) as err:
         write_kinesis(df, None, region="us-east-1")
-    assert "Argument 'stream' is None and the DataFrame has no 'streamName' column" in str(err.value)
+    assert "Argument 'stream' is None and the DataFrame has no 'stream' column" in str(err.value)
 
 
 @pytest.mark.compat

@@ -35,7 +35,7 @@ def _run_available_now(df, checkpoint, timeout=120):
 
     def collect(batch, batch_id):
         batches.append((batch_id, batch.selectExpr("CAST(data AS STRING) AS data", "partitionKey",
-                                                   "streamName").collect()))
+                                                   "stream").collect()))
 
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", checkpoint)
              .trigger(availableNow=True).start())
@@ -103,7 +103,7 @@ def test_available_now_over_several_streams_reads_what_was_there(spark, kinesali
     batches = []
 
     def collect(batch, batch_id):
-        batches.append(batch.selectExpr("CAST(data AS STRING) AS data", "partitionKey", "streamName").collect())
+        batches.append(batch.selectExpr("CAST(data AS STRING) AS data", "partitionKey", "stream").collect())
 
     # Six shards, 60 rows per batch: the query is still running when the later records are written.
     df = _reader(spark, kinesalite_server, ",".join(names), initialPosition="trim_horizon", maxRecordsPerTrigger=60)
@@ -122,9 +122,9 @@ def test_available_now_over_several_streams_reads_what_was_there(spark, kinesali
     rows = [r for b in batches for r in b]
     assert len(rows) == sum(len(v) for v in before.values())
     for name in names:
-        got = sorted((r.data, r.partitionKey) for r in rows if r.streamName == name)
+        got = sorted((r.data, r.partitionKey) for r in rows if r.stream == name)
         assert got == sorted(before[name]), name
-    assert all(r.data.startswith(f"{r.streamName}/before-") for r in rows)
+    assert all(r.data.startswith(f"{r.stream}/before-") for r in rows)
     assert sum(p["numInputRows"] for p in query.recentProgress) == len(rows)
 
 

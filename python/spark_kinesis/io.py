@@ -39,6 +39,10 @@ class InitialPosition:
 # of its own (Databricks), the short name is ambiguous; the class name always finds this connector.
 FORMAT = "io.sparkkinesis.KinesisSourceProvider"
 
+# The column that holds a record's stream: reads give it, and the sink takes it as a row's target stream. The
+# helpers read and write as format("kinesis"), whose columns are Databricks' (docs/source.md, "Columns").
+STREAM_COLUMN: Final = "stream"
+
 StreamNames = Union[str, Iterable[str]]
 
 
@@ -136,8 +140,10 @@ def kinesis_stream(
     :param options: any other option of docs/options.md, under its name (``maxRecordsPerTrigger=10000``) or in
         snake case (``max_records_per_trigger=10000``). Booleans, numbers, ``datetime.timedelta`` durations and
         timezone-aware ``datetime.datetime`` timestamps are converted.
-    :returns: a streaming DataFrame with the columns ``data`` (binary), ``streamName``, ``shardId``,
-        ``partitionKey``, ``sequenceNumber``, ``subSequenceNumber`` and ``approximateArrivalTimestamp``.
+    :returns: a streaming DataFrame with Databricks' columns, in its order (a Databricks program's selects run
+        unchanged): ``partitionKey``, ``data`` (binary), ``stream`` (the stream's name), ``shardId``,
+        ``sequenceNumber``, ``approximateArrivalTimestamp``, then this connector's ``subSequenceNumber`` (the user
+        record's index inside a KPL aggregate).
     :raises spark_kinesis.errors.KinesisOptionError: for an unknown, misplaced or malformed argument, before Spark
         is called; the message names the argument as you wrote it.
     :raises spark_kinesis.errors.KinesisConnectorNotFoundError: when the session does not have the jar.
@@ -148,7 +154,7 @@ def kinesis_stream(
     >>> orders.isStreaming
     True
     >>> orders.columns
-    ['data', 'streamName', 'shardId', 'partitionKey', 'sequenceNumber', 'subSequenceNumber', 'approximateArrivalTimestamp']
+    ['partitionKey', 'data', 'stream', 'shardId', 'sequenceNumber', 'approximateArrivalTimestamp', 'subSequenceNumber']
     >>> query = (orders.selectExpr("CAST(data AS STRING) AS json", "approximateArrivalTimestamp")
     ...          .writeStream.format("parquet").option("path", "/data/orders")
     ...          .option("checkpointLocation", "/checkpoints/orders").start())  # doctest: +SKIP
@@ -181,7 +187,7 @@ def read_kinesis(
     ...                       initial_timestamp=datetime(2026, 1, 31, 12, 0, tzinfo=timezone.utc))
     >>> recent.isStreaming
     False
-    >>> recent.selectExpr("streamName", "CAST(data AS STRING) AS json").show()  # doctest: +SKIP
+    >>> recent.selectExpr("stream", "CAST(data AS STRING) AS json").show()  # doctest: +SKIP
     """
     names = _source_stream(stream)
     named = _source_arguments(region, endpoint_url, initial_position, InitialPosition.TRIM_HORIZON, options)
@@ -201,8 +207,10 @@ def write_kinesis(
     """Write a DataFrame to a stream with PutRecords (at-least-once; see docs/sink.md for de-duplication).
 
     ``df`` has a ``data`` column (binary or string) and may have ``partitionKey`` (string; otherwise the
-    ``partitionKeyColumn`` option names one, or each record gets a random key), ``explicitHashKey`` and
-    ``streamName`` (a per-row target: ``stream`` is then the default for rows without one, and may be ``None``).
+    ``partitionKeyColumn`` option names one, or each record gets a random key), ``explicitHashKey`` and a
+    ``stream`` column (a per-row target stream, the column reads give: the ``stream`` argument is then the default
+    for rows without one, and may be ``None``). Select the columns to write, as below: a read's ``stream`` column
+    passed on (with ``unused_columns="ignore"``) sends each row back to the stream it came from.
 
     A batch DataFrame is written at once and ``None`` is returned. For a streaming DataFrame the configured
     ``DataStreamWriter`` is returned (append mode), to be started with a checkpoint location.
@@ -230,14 +238,14 @@ def write_kinesis(
     if len(names) > 1:
         raise KinesisOptionError(
             f"[KINESIS_INVALID_OPTION_VALUE] Argument 'stream' names {len(names)} streams, but the sink writes to one "
-            "stream by default; route rows to other streams with a 'streamName' column.",
+            "stream by default; route rows to other streams with a 'stream' column.",
             "KINESIS_INVALID_OPTION_VALUE")
     opts = _connector_options("sink", names, [("region", region), ("endpoint_url", endpoint_url)], options)
     with translate_errors():
-        if "streamName" not in opts and "streamName" not in df.columns:
+        if "streamName" not in opts and STREAM_COLUMN not in df.columns:
             raise KinesisOptionError(
-                "[KINESIS_MISSING_OPTION] Argument 'stream' is None and the DataFrame has no 'streamName' column: "
-                "name the stream to write to, e.g. write_kinesis(df, 'orders').", "KINESIS_MISSING_OPTION")
+                f"[KINESIS_MISSING_OPTION] Argument 'stream' is None and the DataFrame has no '{STREAM_COLUMN}' "
+                "column: name the stream to write to, e.g. write_kinesis(df, 'orders').", "KINESIS_MISSING_OPTION")
         if names:
             _check_sink_stream(df.sparkSession, names[0], opts)
         if df.isStreaming:

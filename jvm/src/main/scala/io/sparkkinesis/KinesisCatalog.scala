@@ -69,7 +69,7 @@ class KinesisCatalog extends TableCatalog {
     }
 
   private def tableOf(ident: Identifier, stream: StreamRef, facts: StreamFacts): Table =
-    new KinesisTable(KinesisSchema.schema, Dialect.Kinesis, None, options.forStream(stream.toString),
+    new KinesisTable(KinesisSchema.Databricks.schema, Dialect.Kinesis, None, options.forStream(stream.toString),
       facts.properties ++ Map(TableCatalog.PROP_PROVIDER -> "kinesis", TableCatalog.PROP_LOCATION -> facts.arn),
       s"$catalogName.${ident.name()}")
 
@@ -95,7 +95,8 @@ class KinesisCatalog extends TableCatalog {
       partitions: Array[Transform],
       properties: util.Map[String, String]): Table = {
     val stream = streamOf(ident)
-    if (schema.nonEmpty && !KinesisSchema.matches(schema)) throw KinesisErrors.userSchemaNotAllowed()
+    if (schema.nonEmpty && !KinesisSchema.Databricks.matches(schema))
+      throw KinesisErrors.userSchemaNotAllowed(Dialect.Kinesis.format, KinesisSchema.Databricks.schema.fieldNames.toSeq)
     if (partitions.nonEmpty)
       throw KinesisErrors.invalidTableProperty("PARTITIONED BY", "is given",
         "a stream is partitioned by its partition keys; leave PARTITIONED BY out.")

@@ -20,7 +20,8 @@ import io.sparkkinesis.source.{ParsedRead, SourceOptions}
  * writes hand over their schema, see [[supportsExternalMetadata]], so it never runs for them): the read's
  * options are checked there, then that every stream exists ([[StreamCheck]]), so a misspelt stream, region or
  * endpoint fails at `load()`. The checks that depend on batch or streaming run when the scan is built. Options are
- * read in the format's [[Dialect]]: [[AwsKinesisSourceProvider]] registers the same connector as `aws-kinesis`.
+ * read in the format's [[Dialect]], which also names the read's columns: [[AwsKinesisSourceProvider]] registers the
+ * same connector as `aws-kinesis`.
  */
 class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends TableProvider with DataSourceRegister {
 
@@ -35,10 +36,10 @@ class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends Tab
     val source = SourceOptions.parse(options, dialect)
     StreamCheck.requireExisting(source.connection, source.streams)
     parsed = Some(ParsedRead(options, source))
-    KinesisSchema.schema
+    KinesisSchema.of(dialect).schema
   }
 
-  /** Writes hand over the DataFrame's schema; reads get [[KinesisSchema.schema]] from `inferSchema`. */
+  /** Writes hand over the DataFrame's schema; reads get the format's [[KinesisSchema]] from `inferSchema`. */
   override def supportsExternalMetadata(): Boolean = true
 
   override def getTable(

@@ -62,7 +62,9 @@ private[sparkkinesis] final class KinesisTable(
     TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
-    if (!KinesisSchema.matches(tableSchema)) throw KinesisErrors.userSchemaNotAllowed()
+    val columns = KinesisSchema.of(dialect)
+    if (!columns.matches(tableSchema))
+      throw KinesisErrors.userSchemaNotAllowed(dialect.format, columns.schema.fieldNames.toSeq)
     val asked = withTable(options, Scope.Source)
     new KinesisScan(parsed.flatMap(_.of(asked)).getOrElse(SourceOptions.parse(asked, dialect)))
   }

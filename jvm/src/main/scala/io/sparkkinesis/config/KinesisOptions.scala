@@ -15,7 +15,7 @@ private[sparkkinesis] object KinesisOptions {
   // ---- connection ----
   val StreamName: OptionSpec[String] = OptionSpec("streamName", Text, None, Scope.Both, V0_1,
     "The stream(s) to read, as names or stream ARNs separated by commas; for the sink, the stream to write to " +
-      "(a `streamName` column, when present, overrides it per row, and then this option is optional).",
+      "(under `kinesis`, a `stream` column, when present, overrides it per row, and then this option is optional).",
     "Connection", defaultDoc = Some("(required)"))
   val Region: OptionSpec[String] = OptionSpec("region", Text, None, Scope.Both, V0_1,
     "AWS region of the stream(s). Defaults to the region in a stream ARN, then the SDK's default region chain " +

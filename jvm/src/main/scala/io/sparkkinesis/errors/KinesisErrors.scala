@@ -48,8 +48,10 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisOptionException("KINESIS_INVALID_STREAM_NAME",
       Map("stream" -> name, "arnForm" -> "arn:aws:kinesis:<region>:<account>:stream/<name>"))
 
-  def userSchemaNotAllowed(): KinesisOptionException =
-    new KinesisOptionException("KINESIS_USER_SCHEMA_NOT_ALLOWED", Map.empty)
+  /** A schema given to a read of `format`, whose fixed `columns` are named in the message. */
+  def userSchemaNotAllowed(format: String, columns: Seq[String]): KinesisOptionException =
+    new KinesisOptionException("KINESIS_USER_SCHEMA_NOT_ALLOWED",
+      Map("format" -> format, "columns" -> columns.mkString(", ")))
 
   def invalidSinkSchema(problem: String, expected: String): KinesisOptionException =
     new KinesisOptionException("KINESIS_INVALID_SINK_SCHEMA", Map("problem" -> problem, "expected" -> expected))

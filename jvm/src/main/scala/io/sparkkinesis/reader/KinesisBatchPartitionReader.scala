@@ -8,9 +8,12 @@ import io.sparkkinesis.fetching.{BufferedRecord, ShardFetcher, ShardFetchers}
 /**
  * Executor side of a batch read: reads the partition's shards one after another, splitting KPL aggregates into
  * their user records. A shard is done when it has ended, when a record arrived after the query's planning time,
- * or when a call returns nothing while the shard is at its tip (MillisBehindLatest 0).
+ * or when a call returns nothing while the shard is at its tip (MillisBehindLatest 0). Its rows have the read's
+ * `columns`.
  */
-private[sparkkinesis] final class KinesisBatchPartitionReader(partition: KinesisBatchInputPartition)
+private[sparkkinesis] final class KinesisBatchPartitionReader(
+    partition: KinesisBatchInputPartition,
+    columns: KinesisSchema)
   extends PartitionReader[InternalRow] {
   private val shards = partition.shards.iterator
   private var fetcher: ShardFetcher = _
@@ -37,7 +40,7 @@ private[sparkkinesis] final class KinesisBatchPartitionReader(partition: Kinesis
       } else if (shards.hasNext) {
         val s = shards.next()
         fetcher = ShardFetchers.open(partition.connection, s.stream, s.shardId, s.start, partition.fetch)
-        converter = new RecordConverter(s.stream.name, s.shardId)
+        converter = new RecordConverter(columns, s.stream.name, s.shardId)
         shardDone = false
       } else {
         return false

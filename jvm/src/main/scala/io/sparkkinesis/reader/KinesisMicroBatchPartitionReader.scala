@@ -15,6 +15,7 @@ import io.sparkkinesis.prefetch.PrefetchBuffers
  */
 private[sparkkinesis] final class KinesisMicroBatchPartitionReader(
     p: KinesisMicroBatchInputPartition,
+    columns: KinesisSchema,
     dataLoss: Option[LongAccumulator] = None)
   extends PartitionReader[InternalRow] {
   private val ranges = p.ranges.iterator
@@ -25,7 +26,7 @@ private[sparkkinesis] final class KinesisMicroBatchPartitionReader(
 
   /** Opens the next range: from the buffer if it holds the whole range, else from Kinesis. */
   private def open(r: ShardRange): Unit = {
-    converter = new RecordConverter(r.stream.name, r.key.shardId)
+    converter = new RecordConverter(columns, r.stream.name, r.key.shardId)
     records = r.to.flatMap(to => PrefetchBuffers.get(p.sourceId, r.key).flatMap(_.slice(r.from, to))) match {
       case Some(buffered) => buffered.iterator
       case None =>

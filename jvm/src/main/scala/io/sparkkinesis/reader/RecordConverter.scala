@@ -1,13 +1,12 @@
 package io.sparkkinesis.reader
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparkkinesis.fetching.BufferedRecord
 
-/** Turns one Kinesis record (or one de-aggregated user record) into a row of [[KinesisSchema]]. */
-private[sparkkinesis] final class RecordConverter(streamName: String, shardId: String) {
+/** Turns one Kinesis record (or one de-aggregated user record) of a shard into a row of `columns`. */
+private[sparkkinesis] final class RecordConverter(columns: KinesisSchema, streamName: String, shardId: String) {
   private val stream = UTF8String.fromString(streamName)
   private val shard = UTF8String.fromString(shardId)
 
@@ -20,7 +19,6 @@ private[sparkkinesis] final class RecordConverter(streamName: String, shardId: S
       sequenceNumber: String,
       subSequence: Long,
       arrivalMillis: Long): InternalRow =
-    new GenericInternalRow(Array[Any](
-        data, stream, shard, UTF8String.fromString(partitionKey), UTF8String.fromString(sequenceNumber),
-        subSequence, arrivalMillis * 1000L))
+    columns.row(data, stream, shard, UTF8String.fromString(partitionKey), UTF8String.fromString(sequenceNumber),
+      subSequence, arrivalMillis * 1000L)
 }

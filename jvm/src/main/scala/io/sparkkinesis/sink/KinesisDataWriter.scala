@@ -47,7 +47,7 @@ private[sparkkinesis] final class KinesisDataWriter(
   private val counters = new SinkCounters
   private val client = options.clientFactory.client(options.connection,
     options.maxInFlightRequests * Runtime.getRuntime.availableProcessors())
-  private val streams = new SinkStreams(options.stream, options.connection.region)
+  private val streams = new SinkStreams(options.stream, options.connection.region, schema.streamColumn)
   private val describing = RetryPolicy.Default.copy(contact = options.retry.contact)
   // The limits of writes to a stream whose record limit was not asked for: the options', else the service's defaults.
   private val defaultLimits = options.limits.forStream(SinkLimits.DefaultRecordBytes)
@@ -123,7 +123,7 @@ private[sparkkinesis] final class KinesisDataWriter(
     val hashKey = schema.explicitHashKey(row)
     if (hashKey != null && !validHashKey(hashKey))
       throw badRow(s"has an invalid explicitHashKey '$hashKey'", "Give a decimal number from 0 to 2^128 - 1.")
-    val stream = streams.indexOf(schema.streamName(row), position)
+    val stream = streams.indexOf(schema.stream(row), position)
     val bytes = SinkSchema.recordBytes(key, data)
     val maxRecordBytes = limitsFor(stream, bytes).maxRecordBytes
     if (bytes > maxRecordBytes) {

@@ -11,7 +11,8 @@ import io.sparkkinesis.config.Dialect
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write
  * fails when the query starts, before any task runs. A streaming write takes Append and Update output modes alike:
  * in Update mode each updated row is written as a record (real-time mode runs in Update mode only). The options are
- * read in the format's `dialect`; what it changes reaches the sink as plain settings (`unusedColumns`, ...).
+ * read in the format's `dialect`; what it changes reaches the sink as plain settings (`unusedColumns`, ...), and it
+ * names the column of a row's target stream ([[SinkSchema]]).
  */
 private[sparkkinesis] final class KinesisWriteBuilder(
     options: CaseInsensitiveStringMap,
@@ -24,8 +25,8 @@ private[sparkkinesis] final class KinesisWriteBuilder(
   override def truncate(): WriteBuilder = this
 
   override def build(): Write = {
-    val parsed = SinkOptions.parse(options, SinkSchema.hasStreamNameColumn(inputSchema), dialect)
-    val schema = SinkSchema.of(inputSchema, parsed.partitionKeyColumn, parsed.ignoreUnusedColumns)
+    val parsed = SinkOptions.parse(options, SinkSchema.hasStreamColumn(inputSchema, dialect), dialect)
+    val schema = SinkSchema.of(inputSchema, parsed.partitionKeyColumn, parsed.ignoreUnusedColumns, dialect)
     new KinesisWrite(parsed, schema, progress)
   }
 }

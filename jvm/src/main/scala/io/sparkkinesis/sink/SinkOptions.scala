@@ -53,9 +53,9 @@ private[sparkkinesis] object SinkOptions {
   val RetryBackoff: Backoff = Backoff(baseMillis = 100, capMillis = 5000)
 
   /**
-   * Parses and checks the options. `hasStreamColumn` says whether the input has a `streamName` column, which
-   * makes the `streamName` option a fallback rather than a requirement; `dialect` is the format's, whose other
-   * names it also takes.
+   * Parses and checks the options. `hasStreamColumn` says whether the input has the format's stream column
+   * (`stream` under `kinesis`; `aws-kinesis` has none: [[SinkSchema]]), which makes the `streamName` option a
+   * fallback rather than a requirement; `dialect` is the format's, whose other names it also takes.
    */
   def parse(
       options: java.util.Map[String, String],

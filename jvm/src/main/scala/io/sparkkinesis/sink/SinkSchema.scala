@@ -5,12 +5,16 @@ import java.nio.charset.StandardCharsets
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types._
 
+import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisErrors
 
 /**
  * Where the sink finds each part of a record in an input row, checked once when the write starts. Optional
  * columns are absent (-1). The partition key comes from the `partitionKey` column, else from the column
- * named by the `partitionKeyColumn` option (string or integer), else it is random per record.
+ * named by the `partitionKeyColumn` option (string or integer), else it is random per record. A row's target
+ * stream comes from the format's stream column ([[Dialect.sinkStreamColumn]]: `stream` under `kinesis`, the
+ * column a read gives; none under `aws-kinesis`, as in the awslabs sink), named `streamColumn` in errors, else
+ * from the `streamName` option.
  */
 private[sparkkinesis] final case class SinkSchema(
     dataIndex: Int,
@@ -18,10 +22,11 @@ private[sparkkinesis] final case class SinkSchema(
     partitionKeyIndex: Int,
     partitionKeyType: DataType,
     explicitHashKeyIndex: Int,
-    streamNameIndex: Int) {
+    streamIndex: Int,
+    streamColumn: String = Dialect.Kinesis.streamColumn) {
 
   def hasPartitionKey: Boolean = partitionKeyIndex >= 0
-  def hasStreamName: Boolean = streamNameIndex >= 0
+  def hasStream: Boolean = streamIndex >= 0
 
   def data(row: InternalRow): Array[Byte] =
     if (row.isNullAt(dataIndex)) null
@@ -44,37 +49,60 @@ private[sparkkinesis] final case class SinkSchema(
     if (explicitHashKeyIndex < 0 || row.isNullAt(explicitHashKeyIndex)) null
     else row.getUTF8String(explicitHashKeyIndex).toString
 
-  def streamName(row: InternalRow): String =
-    if (streamNameIndex < 0 || row.isNullAt(streamNameIndex)) null
-    else row.getUTF8String(streamNameIndex).toString
+  /** The row's target stream (a name or an ARN), or null when the input has no stream column or the row has none. */
+  def stream(row: InternalRow): String =
+    if (streamIndex < 0 || row.isNullAt(streamIndex)) null
+    else row.getUTF8String(streamIndex).toString
 }
 
 private[sparkkinesis] object SinkSchema {
-  val Expected: String = "data (binary or string, required), partitionKey (string, optional), " +
-    "explicitHashKey (string, optional), streamName (string, optional)"
+
+  /** The columns the sink takes under `dialect`'s format, as its errors list them. */
+  def expected(dialect: Dialect): String = "data (binary or string, required), partitionKey (string, optional), " +
+    "explicitHashKey (string, optional)" + dialect.sinkStreamColumn.fold("")(c => s", $c (string, optional)")
 
   private val Data = "data"
   private val PartitionKey = "partitionKey"
   private val ExplicitHashKey = "explicitHashKey"
-  private val StreamName = "streamName"
   private val KeyTypes: Set[DataType] = Set(StringType, LongType, IntegerType, ShortType, ByteType)
+  private val StreamColumns = Set(Dialect.Kinesis.streamColumn, Dialect.AwsKinesis.streamColumn)
 
-  /** Whether the input has a `streamName` column (its type is checked by [[of]]). */
-  def hasStreamNameColumn(schema: StructType): Boolean = schema.fieldNames.contains(StreamName)
+  /** Whether the input has the column `dialect`'s sink takes a row's stream from (its type is checked by [[of]]). */
+  def hasStreamColumn(schema: StructType, dialect: Dialect): Boolean =
+    dialect.sinkStreamColumn.exists(schema.fieldNames.contains)
 
-  /** Resolves the columns, failing with the expected schema when a column is unknown, missing or mistyped. */
-  def of(schema: StructType, partitionKeyColumn: Option[String], ignoreUnused: Boolean = false): SinkSchema = {
+  /**
+   * Resolves the columns of a write of `dialect`'s format, failing with the expected schema when a column is
+   * unknown, missing or mistyped.
+   */
+  def of(
+      schema: StructType,
+      partitionKeyColumn: Option[String],
+      ignoreUnused: Boolean = false,
+      dialect: Dialect = Dialect.Kinesis): SinkSchema = {
     val names = schema.fieldNames.toSeq
-    val expected = partitionKeyColumn.fold(Expected)(c =>
-      s"$Expected, and '$c' (named by option " +
-        "'partitionKeyColumn': string or integer)")
+    val streamColumn = dialect.sinkStreamColumn
+    val columns = SinkSchema.expected(dialect)
+    val expected = partitionKeyColumn.fold(columns)(c =>
+      s"$columns, and '$c' (named by option 'partitionKeyColumn': string or integer)")
     def fail(problem: String, fix: String) = KinesisErrors.invalidSinkSchema(problem, s"$expected. $fix")
 
     names.groupBy(identity).collectFirst { case (n, all) if all.size > 1 => n }.foreach { n =>
       throw fail(s"Column '$n' appears more than once.", "Give each column a distinct name.")
     }
-    val known = Set(Data, PartitionKey, ExplicitHashKey, StreamName) ++ partitionKeyColumn
+    val known = Set(Data, PartitionKey, ExplicitHashKey) ++ streamColumn ++ partitionKeyColumn
     val extra = names.filterNot(known.contains)
+    // A stream column this format's sink does not route by: say how this format picks a row's stream.
+    for (other <- extra.find(StreamColumns.contains) if !ignoreUnused)
+      throw fail(s"Unexpected column $other.",
+        streamColumn match {
+          case Some(c) => s"Under format '${dialect.format}' a row's target stream is column '$c' (the name a read " +
+              s"of this format gives it): rename '$other' to '$c', or drop it to write to the stream of option " +
+              "'streamName'."
+          case None => s"Under format '${dialect.format}' every row goes to the stream of option 'streamName', as in " +
+              s"the awslabs sink: drop '$other', or write with format 'kinesis' and a '${Dialect.Kinesis.streamColumn}' " +
+              "column to pick each row's stream."
+        })
     if (extra.nonEmpty && !ignoreUnused)
       throw fail(s"Unexpected column(s) ${extra.mkString(", ")}.",
         "Select only these columns, e.g. df.selectExpr(\"to_json(struct(*)) AS data\", \"CAST(id AS STRING) AS partitionKey\"), " +
@@ -110,7 +138,7 @@ private[sparkkinesis] object SinkSchema {
       throw fail(s"Column '$keyColumn' (the partition key) has type ${typeOf(pk).simpleString}.",
         s"Cast it: CAST($keyColumn AS STRING).")
     SinkSchema(d, dataIsString, pk, if (pk >= 0) typeOf(pk) else StringType,
-      requireString(ExplicitHashKey), requireString(StreamName))
+      requireString(ExplicitHashKey), streamColumn.fold(-1)(requireString), dialect.streamColumn)
   }
 
   /** Bytes a record counts against the limits: partition key (UTF-8) plus data. */

@@ -4,7 +4,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
 
 import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, ShardListing}
 import io.sparkkinesis.offsets.{ShardKey, StartPosition}
-import io.sparkkinesis.reader.{BatchShard, KinesisBatchInputPartition, KinesisBatchReaderFactory}
+import io.sparkkinesis.reader.{BatchShard, KinesisBatchInputPartition, KinesisBatchReaderFactory, KinesisSchema}
 
 /**
  * Driver-side planning of a batch read: lists every shard of every stream and groups them into Spark partitions.
@@ -30,5 +30,6 @@ private[sparkkinesis] final class KinesisBatch(options: SourceOptions, start: St
     }.toArray
   }
 
-  override def createReaderFactory(): PartitionReaderFactory = KinesisBatchReaderFactory
+  override def createReaderFactory(): PartitionReaderFactory =
+    KinesisBatchReaderFactory(KinesisSchema.of(options.dialect))
 }

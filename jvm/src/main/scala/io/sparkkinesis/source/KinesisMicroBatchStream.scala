@@ -14,7 +14,12 @@ import io.sparkkinesis.fetching.{FetchSettings, ShardReading}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
-import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory, ShardRange}
+import io.sparkkinesis.reader.{
+  KinesisMicroBatchInputPartition,
+  KinesisMicroBatchReaderFactory,
+  KinesisSchema,
+  ShardRange
+}
 import io.sparkkinesis.compat.ScalaCompat._
 
 /**
@@ -291,7 +296,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     }.toArray
   }
 
-  override def createReaderFactory(): PartitionReaderFactory = KinesisMicroBatchReaderFactory(Some(rangeLoss))
+  override def createReaderFactory(): PartitionReaderFactory =
+    KinesisMicroBatchReaderFactory(KinesisSchema.of(options.dialect), Some(rangeLoss))
 
   override def commit(end: Offset): Unit = ()
 

@@ -17,7 +17,7 @@ import io.sparkkinesis.reader.KinesisSchema
 private[sparkkinesis] final class KinesisScan(options: SourceOptions) extends ScanBuilder with Scan {
   override def build(): Scan = this
 
-  override def readSchema(): StructType = KinesisSchema.schema
+  override def readSchema(): StructType = KinesisSchema.of(options.dialect).schema
 
   override def description(): String =
     s"KinesisScan(streams=${options.streams.mkString(",")}, region=${options.connection.region})"

@@ -6,7 +6,10 @@ import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.StartPosition
 
-/** The source's options, validated and typed, built on the driver when the query is defined. */
+/**
+ * The source's options, validated and typed, built on the driver when the query is defined; `dialect` is the format
+ * they were read in, which also names the read's columns (`reader.KinesisSchema.of`).
+ */
 private[sparkkinesis] final case class SourceOptions(
     streams: Seq[StreamRef],
     connection: AwsConnection,
@@ -18,7 +21,8 @@ private[sparkkinesis] final case class SourceOptions(
     shardDiscoveryMillis: Long = 10000L,
     shardStarts: ShardStartPositions = ShardStartPositions.Empty,
     consumer: Option[ConsumerSpec] = None,
-    stallMillis: Long = 600000L) {
+    stallMillis: Long = 600000L,
+    dialect: Dialect = Dialect.Kinesis) {
 
   /** Whether the query reads with enhanced fan-out (`consumerMode=efo`). */
   def fanOut: Boolean = consumer.isDefined
@@ -61,7 +65,8 @@ private[sparkkinesis] object SourceOptions {
       opts.get(O.InitialShardPositions).map(ShardStartPositions.parse(_, streams.map(_.name).toSet))
         .getOrElse(ShardStartPositions.Empty),
       consumer(opts, streams),
-      opts.getOrDefault(O.StallTimeout).toMillis)
+      opts.getOrDefault(O.StallTimeout).toMillis,
+      dialect)
   }
 
   private val ConsumerNamePattern = "[a-zA-Z0-9_.-]{1,128}".r

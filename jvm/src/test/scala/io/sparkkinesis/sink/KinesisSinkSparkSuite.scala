@@ -2,6 +2,7 @@ package io.sparkkinesis.sink
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisOptionException
 import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession, TestStreams}
 import io.sparkkinesis.testing.TestStreams.readAll
@@ -16,10 +17,10 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
 
   private def freshStream(shards: Int): String = TestStreams.freshStream(server, "spark-sink", shards)
 
-  test("rows are routed by a streamName column, without the streamName option") {
+  test("rows are routed by a stream column, without the streamName option") {
     val (a, b) = (freshStream(1), freshStream(2))
     spark.range(300).selectExpr("CAST(id AS STRING) AS data", "CAST(id % 7 AS STRING) AS partitionKey",
-      s"IF(id % 3 = 0, '$a', '$b') AS streamName")
+      s"IF(id % 3 = 0, '$a', '$b') AS stream")
       .write.format("kinesis").options(connectionOptions).mode("append").save()
     assert(readAll(server, a).map(_.text.toInt).sorted == (0 until 300 by 3))
     assert(readAll(server, b).map(_.text.toInt).sorted == (0 until 300).filter(_ % 3 != 0))
@@ -70,7 +71,7 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
         .write.format("kinesis").options(connectionOptions + ("streamName" -> "never-created")).mode("append").save()
     }
     assert(e.getMessage.contains("Column 'partitionKey' (the partition key) has type bigint"))
-    assert(e.getMessage.contains(SinkSchema.Expected))
+    assert(e.getMessage.contains(SinkSchema.expected(Dialect.Kinesis)))
   }
 
   test(

@@ -37,7 +37,7 @@ class SinkOptionsSuite extends AnyFunSuite {
     assert(o.aggregationMaxBytes.contains(100 * 1024L) && o.partitionKeyColumn.contains("id"))
   }
 
-  test("streamName is optional only when the input has a streamName column") {
+  test("streamName is optional only when the input has a stream column") {
     assert(parse(Map.empty, hasStreamColumn = true).stream.isEmpty)
     assert(error(Map.empty).contains("[KINESIS_MISSING_OPTION] Option 'streamName' is required"))
     assert(error(Map("streamName" -> "a,b")).contains("exactly one stream name or ARN for the sink"))

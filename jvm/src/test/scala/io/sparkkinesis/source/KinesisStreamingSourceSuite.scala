@@ -189,7 +189,7 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
       val read = partitions.toSeq.flatMap { p =>
         val reader = factory.createReader(p)
         try
-          Iterator.continually(reader).takeWhile(_.next()).map(r => (r.get().getString(2), r.get().getString(4))).toSeq
+          Iterator.continually(reader).takeWhile(_.next()).map(r => (r.get().getString(3), r.get().getString(4))).toSeq
         finally reader.close()
       }
       // Every record of the batch once, and within each shard in the order the stream holds them.

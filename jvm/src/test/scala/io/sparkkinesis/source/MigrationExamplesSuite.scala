@@ -79,17 +79,21 @@ class MigrationExamplesSuite extends AnyFunSuite with LocalKinesisServers with S
 
   /**
    * Starts `df` into a collecting sink, waits until the source has pinned where it starts (so `latest` is before
-   * the records), puts `count` records into `stream` of `region`, and checks they are read, each once.
+   * the records), puts `count` records into `stream` of `region`, and checks they are read, each once; with
+   * `streamColumn`, as the program selects that column, each with `stream` there.
    */
   private def readsEveryRecord(
       name: String,
       df: DataFrame,
       region: String,
       stream: String,
-      count: Int = 30): StreamingQuery = {
+      count: Int = 30,
+      streamColumn: Option[String] = None): StreamingQuery = {
     val checkpoint = Files.createTempDirectory("migration-example")
     val sink = new Collector
-    val query = df.selectExpr("CAST(data AS STRING) AS data").writeStream.foreachBatch(sink)
+    val selected = streamColumn.fold(df.selectExpr("CAST(data AS STRING) AS data"))(c =>
+      df.selectExpr(s"CONCAT(CAST(data AS STRING), ' from ', $c) AS data"))
+    val query = selected.writeStream.foreachBatch(sink)
       .option("checkpointLocation", checkpoint.toString).trigger(Trigger.ProcessingTime("300 milliseconds")).start()
     await(query, s"$name: the start position pinned")(
       Files.exists(checkpoint.resolve("sources/0/kinesis-initial-offset.json")))
@@ -99,7 +103,8 @@ class MigrationExamplesSuite extends AnyFunSuite with LocalKinesisServers with S
     await(query, s"$name: a progress after the records")(
       query.recentProgress.map(_.numInputRows).sum >= count)
     query.stop()
-    assert(sink.rows.asScala.map(_._2).toSeq.sorted == records.sorted, s"$name: every record once")
+    val expected = streamColumn.fold(records)(_ => records.map(r => s"$r from $stream"))
+    assert(sink.rows.asScala.map(_._2).toSeq.sorted == expected.sorted, s"$name: every record once")
     query
   }
 
@@ -114,10 +119,14 @@ class MigrationExamplesSuite extends AnyFunSuite with LocalKinesisServers with S
       spark.readStream.format("kinesis").option("streamName", stream).option("region", "us-west-2")
         .option("endpoint", server.endpoint)
     }
-    // "Connect to Amazon Kinesis": keys and the latest position.
-    val latest = readsEveryRecord("keys-latest",
-      reader("db-latest").option("initialPosition", "latest")
-        .option("awsAccessKey", accessKey).option("awsSecretKey", secretKey).load(), "us-west-2", "db-latest")
+    // "Connect to Amazon Kinesis": keys and the latest position. Its columns are Databricks' (names, order, types),
+    // then this connector's subSequenceNumber, and a program selecting Databricks' `stream` finds the stream there.
+    val keys = reader("db-latest").option("initialPosition", "latest")
+      .option("awsAccessKey", accessKey).option("awsSecretKey", secretKey).load()
+    assert(keys.dtypes.toSeq == Seq("partitionKey" -> "StringType", "data" -> "BinaryType", "stream" -> "StringType",
+      "shardId" -> "StringType", "sequenceNumber" -> "StringType", "approximateArrivalTimestamp" -> "TimestampType",
+      "subSequenceNumber" -> "LongType"))
+    val latest = readsEveryRecord("keys-latest", keys, "us-west-2", "db-latest", streamColumn = Some("stream"))
     val m = metrics(latest)
     Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest", "totalPrefetchedBytes", "numTotalShards",
       "numClosedShards", "numStreams", "numRegisteredConsumers", "numAwsRateLimitErrors", "mode").foreach { k =>
@@ -153,9 +162,11 @@ class MigrationExamplesSuite extends AnyFunSuite with LocalKinesisServers with S
       .option("kinesis.endpointUrl", endpointUrl)
       .option("kinesis.startingposition", "LATEST")
       .load
-    assert(Seq("data", "streamName", "partitionKey", "sequenceNumber", "approximateArrivalTimestamp")
-        .forall(getRecords.columns.contains), "their five columns are there")
-    readsEveryRecord("awslabs-getrecords", getRecords, "us-east-2", "teststream")
+    assert(getRecords.dtypes.toSeq == Seq("data" -> "BinaryType", "streamName" -> "StringType",
+        "partitionKey" -> "StringType", "sequenceNumber" -> "StringType",
+        "approximateArrivalTimestamp" -> "TimestampType"),
+      "their five columns, exactly")
+    readsEveryRecord("awslabs-getrecords", getRecords, "us-east-2", "teststream", streamColumn = Some("streamName"))
     val subscribe = spark.readStream
       .format("aws-kinesis")
       .option("kinesis.region", "us-east-2")

@@ -82,9 +82,11 @@ class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with Shar
     val read = spark.sql(s"SELECT CAST(data AS STRING) AS d, partitionKey FROM $name.`$stream`").collect()
       .map(r => (r.getString(0), r.getString(1)))
     assert(read.sorted.toSeq == (0 until 300).map(i => (s"r$i", s"k${i % 7}")).sorted)
-    val viaApi = spark.read.format("kinesis").options(TestStreams.options(server, stream)).load()
-      .selectExpr("CAST(data AS STRING)", "partitionKey").collect().map(r => (r.getString(0), r.getString(1)))
+    val api = spark.read.format("kinesis").options(TestStreams.options(server, stream)).load()
+    val viaApi =
+      api.selectExpr("CAST(data AS STRING)", "partitionKey").collect().map(r => (r.getString(0), r.getString(1)))
     assert(read.sorted.toSeq == viaApi.sorted.toSeq)
+    assert(spark.table(s"$name.`$stream`").dtypes.toSeq == api.dtypes.toSeq, "the table's columns are format kinesis's")
 
     // A query's own options are laid over the catalog's: in SQL with WITH (...) after the table (Spark 4; Spark 3.5's
     // SQL has no such clause), and with the DataFrame API's read options on every line.

@@ -31,6 +31,9 @@ class ReadKinesisSuite extends AnyFunSuite with LocalKinesisServers with SharedS
     val expected = (0 until 400).filter(_ % 13 != 0).map(i => (s"r$i", s"k${i % 13}"))
     assert(rows.map(r => (r.getString(0), r.getString(1))).toSeq.sorted == expected.sorted)
     assert(rows.map(_.getString(2)).distinct.length == 3, "every shard is read")
+    val columns = spark.sql(s"SELECT * FROM read_kinesis(streamName => '$stream', $connection)").dtypes.toSeq
+    assert(columns == spark.read.format("kinesis").options(TestStreams.options(server, stream)).load().dtypes.toSeq,
+      "read_kinesis gives format kinesis's columns")
   }
 
   test("STREAM read_kinesis(...) is the streaming read: every record once (Spark 4.2+, whose SQL parses it)") {

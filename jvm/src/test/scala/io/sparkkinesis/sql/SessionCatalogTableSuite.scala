@@ -30,6 +30,8 @@ class SessionCatalogTableSuite extends AnyFunSuite with LocalKinesisServers with
     val stream = TestStreams.freshStream(server, "sql-table", 2)
     put(server, stream, (0 until 300).map(i => s"k${i % 7}" -> s"r$i"))
     createTable("orders_rw", stream, Map("initialPosition" -> "trim_horizon"))
+    assert(spark.table("orders_rw").schema.fieldNames.toSeq == Seq("partitionKey", "data", "stream", "shardId",
+        "sequenceNumber", "approximateArrivalTimestamp", "subSequenceNumber"), "format kinesis's columns")
 
     val read = spark.sql("SELECT CAST(data AS STRING) AS d, partitionKey FROM orders_rw").collect()
       .map(r => (r.getString(0), r.getString(1)))

@@ -26,12 +26,13 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
 
 /**
  * Executor side of one long-running real-time mode task: reads its shards from where the batch starts until Spark's
- * deadline for the batch, and hands each record on as soon as it is read, with its ApproximateArrivalTimestamp as
- * the arrival time (so Spark's latency metrics measure from the put). Each shard is read through the fetcher seam
- * (GetRecords every `minFetchPeriod`, or enhanced fan-out, whose pushed records wake the task as they arrive), at
- * most `maxFetchRate` bytes per second a shard; a task with several shards (`shardsPerTask`) takes their records in
- * turn, and between records it waits for the earliest time one of its shards may give more (the fetcher's
- * [[ShardFetcher.readyAt]], the shard's rate and backoff), or for records pushed meanwhile, or Spark's deadline.
+ * deadline for the batch, and hands each record on as soon as it is read, as a row of the read's `columns`, with its
+ * ApproximateArrivalTimestamp as the arrival time (so Spark's latency metrics measure from the put). Each shard is
+ * read through the fetcher seam (GetRecords every `minFetchPeriod`, or enhanced fan-out, whose pushed records wake
+ * the task as they arrive), at most `maxFetchRate` bytes per second a shard; a task with several shards
+ * (`shardsPerTask`) takes their records in turn, and between records it waits for the earliest time one of its
+ * shards may give more (the fetcher's [[ShardFetcher.readyAt]], the shard's rate and backoff), or for records pushed
+ * meanwhile, or Spark's deadline.
  *
  * Failures follow the connector's one failure policy, as micro-batches do: what [[Failure]] calls retryable
  * (throttling, 5xx, I/O errors) is retried under the policy of GetRecords
@@ -60,6 +61,7 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
  */
 private[sparkkinesis] final class KinesisRealTimePartitionReader(
     p: KinesisRealTimeInputPartition,
+    columns: KinesisSchema,
     open: (ShardKey, StartPosition) => ShardFetcher = null,
     clock: () => Long = () => System.currentTimeMillis(),
     list: String => Seq[ShardDescription] = null,
@@ -112,7 +114,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   }
 
   private final class Shard(val key: ShardKey, var position: ShardPosition) {
-    val converter = new RecordConverter(key.stream, key.shardId)
+    val converter = new RecordConverter(columns, key.stream, key.shardId)
     val retries = new policy.Retries(s"GetRecords on shard ${key.shardId}", key.stream)
     var fetcher: Option[ShardFetcher] = None
     var page: Iterator[BufferedRecord] = Iterator.empty

@@ -3,8 +3,9 @@ package io.sparkkinesis.reader
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 
-/** Builds the readers of real-time mode tasks. */
-private[sparkkinesis] object KinesisRealTimeReaderFactory extends PartitionReaderFactory {
+/** Builds the readers of real-time mode tasks, whose rows have the read's `columns`. */
+private[sparkkinesis] final case class KinesisRealTimeReaderFactory(columns: KinesisSchema)
+  extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
-    new KinesisRealTimePartitionReader(partition.asInstanceOf[KinesisRealTimeInputPartition])
+    new KinesisRealTimePartitionReader(partition.asInstanceOf[KinesisRealTimeInputPartition], columns)
 }

@@ -8,7 +8,12 @@ import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetcherPool
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
 import io.sparkkinesis.prefetch.RetiredSources
-import io.sparkkinesis.reader.{KinesisPartitionOffset, KinesisRealTimeInputPartition, KinesisRealTimeReaderFactory}
+import io.sparkkinesis.reader.{
+  KinesisPartitionOffset,
+  KinesisRealTimeInputPartition,
+  KinesisRealTimeReaderFactory,
+  KinesisSchema
+}
 
 /**
  * The stream of a streaming read on Spark 4.1 and later: the micro-batch stream, which can also run in real-time
@@ -156,7 +161,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    if (realTime) KinesisRealTimeReaderFactory else super.createReaderFactory()
+    if (realTime) KinesisRealTimeReaderFactory(KinesisSchema.of(options.dialect)) else super.createReaderFactory()
 
   override def toString: String =
     if (realTime) s"KinesisRealTimeStream(${options.streams.mkString(",")})" else super.toString

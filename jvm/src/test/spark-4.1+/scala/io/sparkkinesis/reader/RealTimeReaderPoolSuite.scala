@@ -52,7 +52,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
 
   /** A reader of `start` whose opened fetchers are kept in `opened` (each reads from the record `start` is after). */
   private final class Task(start: ShardPosition, pool: FetcherPool, opened: collection.mutable.Buffer[Pages]) {
-    val reader = new KinesisRealTimePartitionReader(partition(start),
+    val reader = new KinesisRealTimePartitionReader(partition(start), KinesisSchema.Databricks,
       open = (_, _) => {
         val f = new Pages(from = start match {
           case ShardPosition.After(p) => p.sequenceNumber.toInt - 99
@@ -65,7 +65,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
     /** The data of the next `n` records handed on. */
     def read(n: Int): Seq[String] = (1 to n).map { _ =>
       assert(reader.nextWithTimeout(System.currentTimeMillis(), 5000L).hasRecord)
-      new String(reader.get().getBinary(0), "UTF-8")
+      new String(reader.get().getBinary(1), "UTF-8") // data, after partitionKey
     }
 
     def position: ShardPosition = reader.getOffset.asInstanceOf[KinesisPartitionOffset].positions(key)
