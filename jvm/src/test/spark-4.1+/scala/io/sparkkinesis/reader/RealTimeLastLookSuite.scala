@@ -54,12 +54,13 @@ class RealTimeLastLookSuite extends AnyFunSuite {
 
   test("the last look before the deadline is held back to end just before it, calls a period apart or more") {
     val fetcher = new Timed(visibleAt = Seq(0L, 3150L))
-    val reader = new KinesisRealTimePartitionReader(partition, open = (_, _) => fetcher, pool = new FetcherPool())
+    val reader = new KinesisRealTimePartitionReader(partition, KinesisSchema.Databricks,
+      open = (_, _) => fetcher, pool = new FetcherPool())
     val t0 = System.currentTimeMillis()
     fetcher.t0 = t0
     val handed = ArrayBuffer.empty[String]
     while (reader.nextWithTimeout(System.currentTimeMillis(), t0 + batchMillis - System.currentTimeMillis()).hasRecord)
-      handed += new String(reader.get().getBinary(0), "UTF-8")
+      handed += new String(reader.get().getBinary(1), "UTF-8") // data, after partitionKey
     reader.getOffset
     reader.close()
     val calls = fetcher.callsAt.toSeq
