@@ -4,6 +4,7 @@ import io.sparkkinesis.aws.{AwsConnection, ConsumerSpec, StreamRef}
 import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.metrics.CloudWatchSettings
 import io.sparkkinesis.offsets.StartPosition
 
 /** The source's options, validated and typed, built on the driver when the query is defined. */
@@ -18,7 +19,8 @@ private[sparkkinesis] final case class SourceOptions(
     shardDiscoveryMillis: Long = 10000L,
     shardStarts: ShardStartPositions = ShardStartPositions.Empty,
     consumer: Option[ConsumerSpec] = None,
-    stallMillis: Long = 600000L) {
+    stallMillis: Long = 600000L,
+    cloudWatch: Option[CloudWatchSettings] = None) {
 
   /** Whether the query reads with enhanced fan-out (`consumerMode=efo`). */
   def fanOut: Boolean = consumer.isDefined
@@ -47,9 +49,10 @@ private[sparkkinesis] object SourceOptions {
     if (opts.contains(O.InitialTimestamp) && !position.exists(_.isInstanceOf[StartPosition.AtTimestamp]))
       throw KinesisErrors.conflictingOptions(
         "Option 'initialTimestamp' is only used with initialPosition=at_timestamp; set that too or remove it.")
+    val connection = AwsConnection.fromOptions(opts, streams)
     SourceOptions(
       streams,
-      AwsConnection.fromOptions(opts, streams),
+      connection,
       position,
       FetchSettings(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
         opts.getOrDefault(O.IdleFetchPeriod).toMillis, opts.getOrDefault(O.MaxFetchRate),
@@ -61,7 +64,8 @@ private[sparkkinesis] object SourceOptions {
       opts.get(O.InitialShardPositions).map(ShardStartPositions.parse(_, streams.map(_.name).toSet))
         .getOrElse(ShardStartPositions.Empty),
       consumer(opts, streams),
-      opts.getOrDefault(O.StallTimeout).toMillis)
+      opts.getOrDefault(O.StallTimeout).toMillis,
+      CloudWatchSettings.parse(opts, connection))
   }
 
   private val ConsumerNamePattern = "[a-zA-Z0-9_.-]{1,128}".r
