@@ -1,18 +1,25 @@
 """What a streaming query reports and how it is bounded: source metrics, Trigger.AvailableNow and the
-admission limits (issue 3, Done when 3), and secrets kept out of plans, progress, errors and logs."""
+admission limits (issue 3, Done when 3), secrets kept out of plans, progress, errors and logs, and the metrics
+that leave the process: Spark's metrics system and CloudWatch (issue 40, item 3)."""
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import io
+import json
 import os
+import re
+import urllib.request
 import uuid
+from typing import Dict, List
 
 import pytest
 
 from conftest import connector_options
 from harness import checkpoint as spark_log
-from harness import streams
+from harness import moto, streams
+from harness.streaming import STREAMING_DRIVER, Writer, drivers  # noqa: F401 (drivers is a fixture)
 from harness.waiting import wait_for
 
 METRIC_KEYS = {
@@ -308,3 +315,104 @@ def test_secrets_stay_out_of_plans_progress_errors_and_logs(spark, kinesalite_se
              if value in text]
     assert not leaks, f"secret values found in: {leaks}"
     assert "StaticKeys(<redacted>)" not in seen["str(lastProgress)"]  # no connection object in progress at all
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics that leave the process (issue 40, item 3)
+# ---------------------------------------------------------------------------------------------
+
+def _prometheus_gauges(text: str, query: str, stream: str) -> Dict[str, float]:
+    """The connector's gauges of one query and stream in a PrometheusServlet page, by metric name: Spark writes each
+    as ``metrics_<app>_driver_kinesis_<query>_source_<stream>_<metric>_Value{type="gauges"} <value>``, every
+    character but letters and digits replaced by ``_``."""
+    infix = re.sub("[^a-zA-Z0-9]", "_", f"kinesis.{query}.source.{stream}.")
+    gauges = {}
+    for line in text.splitlines():
+        found = re.match(r"metrics_\w+?_driver_" + re.escape(infix) + r'(\w+)_Value\{type="gauges"\} (\S+)$', line)
+        if found:
+            gauges[found.group(1)] = float(found.group(2))
+    return gauges
+
+
+def test_prometheus_scrape_and_cloudwatch_backlog_of_a_running_query(kinesis_mock_server, stream_name, tmp_path,
+                                                                     drivers):
+    """Done when (issue 40): a Prometheus scrape of a running query shows its lag, and CloudWatch (moto) shows a
+    growing backlog while a writer outpaces the query (maxRecordsPerTrigger holds it back); once the query stops,
+    its gauges are gone from Spark's metrics system. One driver, one query, publishing every 2 s (an internal
+    setting; users get once a minute)."""
+    import boto3
+
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 2)
+    query_name = f"metrics-{uuid.uuid4().hex[:8]}"
+    run_tag = uuid.uuid4().hex[:8]
+    with moto.running(tmp_path) as cloudwatch_endpoint:
+        source = dict(connector_options(kinesis_mock_server), streamName=stream_name, initialPosition="trim_horizon",
+                      maxRecordsPerTrigger="20", cloudWatchMetrics="true", cloudWatchEndpointUrl=cloudwatch_endpoint,
+                      cloudWatchNamespace="SparkKinesisTests", cloudWatchDimensions=f"Run={run_tag}")
+        config = {
+            "master": "local[2]", "source": source, "checkpoint": str(tmp_path / "checkpoint"),
+            "output": str(tmp_path / "output"), "sink": "parquet", "trigger": {"processingTime": "1 second"},
+            "max_seconds": 240, "query_name": query_name, "ui_after_stop": "/metrics/prometheus",
+            "conf": {
+                "spark.ui.enabled": "true", "spark.ui.port": "0",
+                "spark.metrics.conf.*.sink.prometheusServlet.class": "org.apache.spark.metrics.sink.PrometheusServlet",
+                "spark.metrics.conf.*.sink.prometheusServlet.path": "/metrics/prometheus",
+                "spark.sparkkinesis.internal.cloudWatchIntervalMillis": "2000",
+            },
+        }
+        d = drivers("metrics", STREAMING_DRIVER, config)
+        d.await_started(120)
+        ui = json.loads((d.status / "started.json").read_text())["ui"]
+        writer = Writer(streams.client(kinesis_mock_server), stream_name)
+        writer.start(2400, chunk=100, seconds=12.0)  # 200 a second; the query reads at most 20 a second
+
+        def scrape() -> Dict[str, float]:
+            with urllib.request.urlopen(ui + "/metrics/prometheus", timeout=10) as answer:
+                return _prometheus_gauges(answer.read().decode("utf-8"), query_name, stream_name)
+
+        try:
+            gauges = d.wait_until(lambda: (lambda g: g if g.get("recordsRead", 0) > 0 else None)(scrape()), 120,
+                                  "the query's gauges in the Prometheus scrape", interval=0.5)
+            assert {"maxMsBehindLatest", "avgMsBehindLatest", "pendingRecords", "pendingBytes", "throttledCalls",
+                    "recordsRead", "bytesRead"} <= set(gauges), gauges
+            assert gauges["maxMsBehindLatest"] >= gauges["avgMsBehindLatest"] >= 0, gauges
+
+            cloudwatch = boto3.client("cloudwatch", endpoint_url=cloudwatch_endpoint, region_name="us-east-1",
+                                      aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+            dimensions = [{"Name": "QueryName", "Value": query_name}, {"Name": "StreamName", "Value": stream_name},
+                          {"Name": "Run", "Value": run_tag}]
+
+            def backlog() -> List[float]:
+                now = datetime.datetime.now(datetime.timezone.utc)
+                answer = cloudwatch.get_metric_data(
+                    MetricDataQueries=[{"Id": "pending", "MetricStat": {"Metric": {
+                        "Namespace": "SparkKinesisTests", "MetricName": "pendingRecords", "Dimensions": dimensions},
+                        "Period": 1, "Stat": "Maximum"}}],
+                    StartTime=now - datetime.timedelta(minutes=10), EndTime=now + datetime.timedelta(minutes=1),
+                    ScanBy="TimestampAscending")
+                return list(answer["MetricDataResults"][0]["Values"])
+
+            values = d.wait_until(lambda: (lambda v: v if len(v) >= 5 and v[-1] > v[0] + 500 else None)(backlog()),
+                                  90, "a growing pendingRecords in CloudWatch", interval=1.0,
+                                  context=lambda: f"pendingRecords so far: {backlog()}")
+            assert max(values) > 500, values
+            writer.join(timeout=60)
+        finally:
+            writer.stop()
+        assert d.stop(timeout=120) == 0, d.report()
+
+        listed = cloudwatch.list_metrics(Namespace="SparkKinesisTests",
+                                         Dimensions=[{"Name": "Run", "Value": run_tag}])["Metrics"]
+        names = {m["MetricName"] for m in listed}
+        assert names >= {"maxMsBehindLatest", "avgMsBehindLatest", "pendingRecords", "pendingBytes", "throttledCalls",
+                         "recordsRead", "bytesRead"}, names
+        read = cloudwatch.get_metric_statistics(Namespace="SparkKinesisTests", MetricName="recordsRead",
+                                                Dimensions=dimensions, Statistics=["Sum"], Period=3600,
+                                                StartTime=datetime.datetime.now() - datetime.timedelta(hours=1),
+                                                EndTime=datetime.datetime.now() + datetime.timedelta(minutes=5))
+        assert sum(p["Sum"] for p in read["Datapoints"]) > 0, read
+
+    after = (d.status / "ui_after_stop.txt").read_text()
+    assert "_driver_" in after, after[:2000]  # the page was scraped: Spark's own driver metrics are there
+    assert re.sub("[^a-zA-Z0-9]", "_", f"kinesis.{query_name}.") not in after, "the stopped query's gauges remain"

@@ -80,6 +80,10 @@ class KinesisOptions:
     OVERSIZE_RECORD_ACTION: Final = "oversizeRecordAction"
     AGGREGATION: Final = "aggregation"
     AGGREGATION_MAX_SIZE: Final = "aggregationMaxSize"
+    CLOUD_WATCH_METRICS: Final = "cloudWatchMetrics"
+    CLOUD_WATCH_NAMESPACE: Final = "cloudWatchNamespace"
+    CLOUD_WATCH_DIMENSIONS: Final = "cloudWatchDimensions"
+    CLOUD_WATCH_ENDPOINT_URL: Final = "cloudWatchEndpointUrl"
     ALLOW_ALTER_STREAM: Final = "allowAlterStream"
     ALLOW_DROP_STREAM: Final = "allowDropStream"
     REGISTRY_ENDPOINT_URL: Final = "registryEndpointUrl"
@@ -256,6 +260,18 @@ OPTIONS: Dict[str, OptionInfo] = {
     "aggregationMaxSize": OptionInfo(
         "aggregationMaxSize", "bytes", "sink", "51200", (), None, None, False,
         "a size in bytes from 1024 to 10485760, optionally with a suffix k, m or g (binary units), e.g. 5m"),
+    "cloudWatchMetrics": OptionInfo(
+        "cloudWatchMetrics", "boolean", "both", "false", (), None, None, False,
+        "true or false"),
+    "cloudWatchNamespace": OptionInfo(
+        "cloudWatchNamespace", "string", "both", "SparkKinesis", (), None, None, False,
+        "a non-empty string"),
+    "cloudWatchDimensions": OptionInfo(
+        "cloudWatchDimensions", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
+    "cloudWatchEndpointUrl": OptionInfo(
+        "cloudWatchEndpointUrl", "string", "both", None, (), None, None, False,
+        "a non-empty string"),
     "allowAlterStream": OptionInfo(
         "allowAlterStream", "boolean", "catalog", "false", (), None, None, False,
         "true or false"),

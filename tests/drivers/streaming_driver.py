@@ -27,6 +27,10 @@ The config file is one JSON object:
   ``progress.json`` (the recent progress) when it ends.
 * ``stop_file`` (optional): when this file exists the driver stops the query and exits 0.
 * ``max_seconds``: the driver stops the query and exits with code 3 when it is still running after this long.
+* ``query_name`` (optional): the query's name.
+* ``ui_after_stop`` (optional): a path of the Spark UI (``/metrics/prometheus``, with ``spark.ui.enabled`` in
+  ``conf``) the driver fetches once the query has stopped, before it stops Spark, into ``<status>/ui_after_stop.txt``.
+  ``started.json`` holds the UI's address (``ui``).
 
 Exit codes: 0 the query ended by itself (AvailableNow) or was stopped cleanly, 1 the query failed, 3 timeout.
 """
@@ -133,6 +137,8 @@ def main(config_path: str) -> int:
         df = df.withColumn("attempt", udf("shardId", "sequenceNumber", "subSequenceNumber"))
 
     writer = df.writeStream.option("checkpointLocation", config["checkpoint"])
+    if config.get("query_name"):
+        writer = writer.queryName(config["query_name"])
     trigger = config.get("trigger", {})
     if trigger.get("availableNow"):
         writer = writer.trigger(availableNow=True)
@@ -168,11 +174,17 @@ def main(config_path: str) -> int:
 
     query = writer.start()
     write_atomically(status / "started.json", json.dumps({"pid": os.getpid(), "id": str(query.id),
-                                                          "runId": str(query.runId)}))
+                                                          "runId": str(query.runId),
+                                                          "ui": spark.sparkContext.uiWebUrl}))
     try:
         code, progress = await_query(query, float(config.get("max_seconds", 300)), "streaming_driver", timeout_code=3,
                                      stop_file=config.get("stop_file"))
         write_atomically(status / "progress.json", json.dumps(progress))
+        if config.get("ui_after_stop"):
+            import urllib.request
+
+            with urllib.request.urlopen(spark.sparkContext.uiWebUrl + config["ui_after_stop"], timeout=30) as answer:
+                write_atomically(status / "ui_after_stop.txt", answer.read().decode("utf-8"))
     finally:
         spark.stop()
     return code

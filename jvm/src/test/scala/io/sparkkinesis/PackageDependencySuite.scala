@@ -10,10 +10,10 @@ import org.scalatest.funsuite.AnyFunSuite
 /**
  * The connector's packages depend on each other in one direction only (docs/design.md, "Packages"):
  * {{{
- * errors, compat, runtime <- config, avro, jsonschema, protobuf <- aws <- offsets, kpl, registry <- fetching <- prefetch
- *   <- reader <- source
+ * errors, compat, runtime <- config, avro, jsonschema, protobuf <- aws <- offsets, kpl, registry, metrics <- fetching
+ *   <- prefetch <- reader <- source
  *   <- (root)
- * sink <- (root), and the sink uses only errors, compat, runtime, config, aws and kpl
+ * sink <- (root), and the sink uses only errors, compat, runtime, config, aws, kpl and metrics
  * }}}
  * A file may use its own package and the packages below it, never one above it or beside it; the root package (the
  * provider and the table: wiring) is on top, so no other package may use what it defines. This suite reads every
@@ -96,13 +96,13 @@ object PackageDependencySuite {
     "errors" -> 0, "compat" -> 0, "runtime" -> 0,
     "config" -> 1, "avro" -> 1, "jsonschema" -> 1, "protobuf" -> 1,
     "aws" -> 2,
-    "offsets" -> 3, "kpl" -> 3, "registry" -> 3,
+    "offsets" -> 3, "kpl" -> 3, "registry" -> 3, "metrics" -> 3,
     "fetching" -> 4,
     "prefetch" -> 5,
     "reader" -> 6,
     "source" -> 7)
 
-  val SinkMayUse: Set[String] = Set("errors", "compat", "runtime", "config", "aws", "kpl")
+  val SinkMayUse: Set[String] = Set("errors", "compat", "runtime", "config", "aws", "kpl", "metrics")
 
   // `io.sparkkinesis.<package>` or `io.sparkkinesis.<Type>` (a type of the root package), or an import of several
   // names at once, `io.sparkkinesis.{...}`.

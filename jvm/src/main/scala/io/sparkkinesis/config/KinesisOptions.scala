@@ -215,6 +215,22 @@ private[sparkkinesis] object KinesisOptions {
     "Largest aggregated record with `aggregation=kpl` (partition key included); never above " +
       "`maxRecordSize`.", "Sink", defaultDoc = Some("50k"))
 
+  // ---- metrics (docs/operations.md) ----
+  private val Metrics = "Metrics"
+  val CloudWatchMetrics: OptionSpec[Boolean] = OptionSpec("cloudWatchMetrics", Bool, Some(false), Scope.Both, V0_1,
+    "Publish the query's lag, backlog (`pendingRecords`, `pendingBytes`), throttled calls and records and bytes " +
+      "read or written to Amazon CloudWatch, from the driver, once a minute (PutMetricData, with the query's " +
+      "credentials and region). A failing CloudWatch never fails the query: it is logged once and retried later.",
+    Metrics)
+  val CloudWatchNamespace: OptionSpec[String] = OptionSpec("cloudWatchNamespace", Text, Some("SparkKinesis"),
+    Scope.Both, V0_1, "The CloudWatch namespace of the published metrics.", Metrics)
+  val CloudWatchDimensions: OptionSpec[String] = OptionSpec("cloudWatchDimensions", Text, None, Scope.Both, V0_1,
+    "Dimensions added to every published metric besides `QueryName` and `StreamName`, as `Name=value` pairs " +
+      "separated by commas, e.g. `Environment=prod,Team=payments` (at most 28).", Metrics,
+    defaultDoc = Some("(none)"))
+  val CloudWatchEndpointUrl: OptionSpec[String] = OptionSpec("cloudWatchEndpointUrl", Text, None, Scope.Both, V0_1,
+    "CloudWatch endpoint to use instead of the region's, e.g. a VPC endpoint or a local server for tests.", Metrics)
+
   val AllowAlterStream: OptionSpec[Boolean] = OptionSpec("allowAlterStream", Bool, Some(false), Scope.Catalog, V0_1,
     "Whether `ALTER TABLE <catalog>.<stream> SET TBLPROPERTIES ('shardCount' = ..., 'streamMode' = ...)` may " +
       "change the stream's shard count or capacity mode (docs/sql.md). Set as " +
@@ -289,7 +305,8 @@ private[sparkkinesis] object KinesisOptions {
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,
-    AggregationMaxSize, AllowAlterStream, AllowDropStream,
+    AggregationMaxSize, CloudWatchMetrics, CloudWatchNamespace, CloudWatchDimensions, CloudWatchEndpointUrl,
+    AllowAlterStream, AllowDropStream,
     RegistryEndpointUrl, RegistryName, SchemaName, SchemaVersionNumber, SchemaDefinition, DataFormat,
     ProtobufMessageName, Framing,
     DecodeMode, ErrorField, Compression, AutoRegistration, SchemaCacheSize, SchemaCacheTtl)

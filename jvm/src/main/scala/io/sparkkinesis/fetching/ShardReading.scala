@@ -6,8 +6,9 @@ import io.sparkkinesis.offsets.ShardKey
  * What reading one shard showed, for the source's metrics: how far behind the stream's tip its last read was, what
  * the reading cost and met (`counts`: running totals for a prefetch buffer; a real-time task's cover its batch and
  * are added up on the driver), the records and bytes held in memory for later batches (none in real-time mode), and
- * the executor that read it. Prefetch rounds report it within each shard's cut (`prefetch.ShardCut`); real-time
- * tasks report it alone.
+ * the executor that read it, and when the call that measured `millisBehindLatest` returned (`measuredAtMillis`, by
+ * the executor's clock; None where not known), and what its buffer holds (`held`, for the backlog estimate). Prefetch
+ * rounds report it within each shard's cut (`prefetch.ShardCut`); real-time tasks report it alone.
  */
 private[sparkkinesis] final case class ShardReading(
     key: ShardKey,
@@ -15,4 +16,12 @@ private[sparkkinesis] final case class ShardReading(
     counts: FetchCounts,
     location: String,
     bufferedRecords: Long = 0L,
-    bufferedBytes: Long = 0L)
+    bufferedBytes: Long = 0L,
+    measuredAtMillis: Option[Long] = None,
+    held: Option[HeldRecords] = None)
+
+/**
+ * The records a prefetch buffer holds (those of the next batch among them): how many, their bytes, and when the
+ * oldest arrived in the stream (its approximate arrival timestamp).
+ */
+private[sparkkinesis] final case class HeldRecords(records: Long, bytes: Long, oldestArrivalMillis: Long)

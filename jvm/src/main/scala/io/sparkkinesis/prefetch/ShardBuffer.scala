@@ -7,6 +7,7 @@ import io.sparkkinesis.fetching.{
   BufferedRecord,
   FetchCounts,
   FetchSettings,
+  HeldRecords,
   Pacing,
   ShardFetcher,
   ShardFetchers,
@@ -38,6 +39,8 @@ private[sparkkinesis] final class ShardBuffer(
   private var payloadHeld = 0L
   private var nextDue = 0L
   private var behind: Option[Long] = None
+  // When the call that said `behind` returned (for the source's backlog estimate).
+  private var behindAt: Option[Long] = None
   // Read without the lock by PrefetchBuffers.share, like bytesHeld.
   @volatile private var caughtUp = false
   @volatile var lastUsed: Long = System.currentTimeMillis()
@@ -170,6 +173,7 @@ private[sparkkinesis] final class ShardBuffer(
           }
         }
         behind = Some(page.millisBehindLatest)
+        behindAt = Some(System.currentTimeMillis())
         val full = page.records.size >= fetch.maxRecordsPerCall
         caughtUp = page.millisBehindLatest == 0 && !full
         nextDue = now + Pacing.pauseMillis(fetch, pageBytes,
@@ -246,7 +250,10 @@ private[sparkkinesis] final class ShardBuffer(
     if (aligned && n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
     val (beyond, beyondBytes) = if (aligned) (records.size - n, payloadHeld - size) else (0L, 0L)
     ShardCut(end, n, size, aligned && caughtUp && n == records.size, fetcher != null && fetcher.shardEnded, pastCutoff,
-      nextDue, ShardReading(key, behind, counts, location, beyond, beyondBytes),
+      nextDue,
+      ShardReading(key, behind, counts, location, beyond, beyondBytes, behindAt,
+        if (aligned) records.headOption.map(r => HeldRecords(records.size.toLong, payloadHeld, r.arrivalMillis))
+        else None),
       if (n > 0) records.headOption.map(_.position) else None)
   }
 

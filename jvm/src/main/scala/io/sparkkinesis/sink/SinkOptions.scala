@@ -3,6 +3,7 @@ package io.sparkkinesis.sink
 import io.sparkkinesis.aws.{AwsConnection, Backoff, RetryPolicy, StreamRef}
 import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.metrics.CloudWatchSettings
 
 /** The service limits a writer keeps to when it writes to one stream. */
 private[sparkkinesis] final case class PutLimits(maxRecordsPerRequest: Int, maxRequestBytes: Long, maxRecordBytes: Long)
@@ -45,7 +46,8 @@ private[sparkkinesis] final case class SinkOptions(
     dropOversizeRecords: Boolean,
     aggregationMaxBytes: Option[Long],
     maxRecordDelayMillis: Option[Long] = None,
-    clientFactory: SinkClientFactory = SinkClientFactory.Shared)
+    clientFactory: SinkClientFactory = SinkClientFactory.Shared,
+    cloudWatch: Option[CloudWatchSettings] = None)
 
 private[sparkkinesis] object SinkOptions {
 
@@ -103,6 +105,7 @@ private[sparkkinesis] object SinkOptions {
       ignoreUnusedColumns = opts.getOrDefault(O.UnusedColumns) == "ignore",
       dropOversizeRecords = opts.getOrDefault(O.OversizeRecordAction) == "drop",
       aggregationMaxBytes = aggregation,
-      maxRecordDelayMillis = opts.get(O.MaxRecordDelay).map(_.toMillis))
+      maxRecordDelayMillis = opts.get(O.MaxRecordDelay).map(_.toMillis),
+      cloudWatch = CloudWatchSettings.parse(opts, connection))
   }
 }

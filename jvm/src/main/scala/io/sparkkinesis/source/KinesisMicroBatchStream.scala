@@ -12,6 +12,7 @@ import org.apache.spark.sql.connector.read.streaming._
 import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, StreamConsumer, StreamConsumers}
 import io.sparkkinesis.fetching.{FetchSettings, ShardReading}
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.metrics.QueryMetricsRegistry
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
 import io.sparkkinesis.reader.{
@@ -74,6 +75,13 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   /** Where the query and the streams new to it start ([[StreamStarts]]). */
   private val starts = new StreamStarts(options, checkpointLocation, tracker)
+
+  /**
+   * The query's metrics outside Spark's progress: gauges in Spark's metrics system, and CloudWatch with
+   * `cloudWatchMetrics=true` ([[QueryMetricsRegistry]]); the run they belong to, None outside a streaming query.
+   */
+  private val metricsRun: Option[String] = QueryMetricsRegistry.attachSource(SparkSession.active.sparkContext,
+    options.streams.map(_.name), () => metrics.byStream(options.streams.map(_.name)), options.cloudWatch)
 
   override def initialOffset(): Offset = starts.first
 
@@ -249,8 +257,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
       val again = prefetchJob.run(tasks).map(r => r.key -> r).toMap
       first.map(r => again.getOrElse(r.key, r))
     }
-    metrics.record(fresh.map(_.reading))
     val now = System.currentTimeMillis()
+    metrics.recordRound(fresh, now)
     fresh.foreach { r =>
       quietWatch.heard(r.key, now, found = r.records > 0 || r.bufferedRecords > 0 || !r.caughtUp,
         settled = r.caughtUp && r.bufferedRecords == 0 && !r.shardEnded)
@@ -302,6 +310,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   override def commit(end: Offset): Unit = ()
 
   override def stop(): Unit = {
+    metricsRun.foreach(QueryMetricsRegistry.detach)
     quietWatch.close()
     prefetchJob.release(sourceId, planner.locations)
     options.consumer.foreach(spec => StreamConsumers.release(options.connection, consumers, spec))

@@ -4,6 +4,7 @@ import io.sparkkinesis.aws.{AwsConnection, ConsumerSpec, StreamRef}
 import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.metrics.CloudWatchSettings
 import io.sparkkinesis.offsets.StartPosition
 
 /**
@@ -22,7 +23,8 @@ private[sparkkinesis] final case class SourceOptions(
     shardStarts: ShardStartPositions = ShardStartPositions.Empty,
     consumer: Option[ConsumerSpec] = None,
     stallMillis: Long = 600000L,
-    dialect: Dialect = Dialect.Kinesis) {
+    dialect: Dialect = Dialect.Kinesis,
+    cloudWatch: Option[CloudWatchSettings] = None) {
 
   /** Whether the query reads with enhanced fan-out (`consumerMode=efo`). */
   def fanOut: Boolean = consumer.isDefined
@@ -51,9 +53,10 @@ private[sparkkinesis] object SourceOptions {
     if (opts.contains(O.InitialTimestamp) && !position.exists(_.isInstanceOf[StartPosition.AtTimestamp]))
       throw KinesisErrors.conflictingOptions(
         "Option 'initialTimestamp' is only used with initialPosition=at_timestamp; set that too or remove it.")
+    val connection = AwsConnection.fromOptions(opts, streams)
     SourceOptions(
       streams,
-      AwsConnection.fromOptions(opts, streams),
+      connection,
       position,
       FetchSettings(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
         opts.getOrDefault(O.IdleFetchPeriod).toMillis, opts.getOrDefault(O.MaxFetchRate),
@@ -66,7 +69,8 @@ private[sparkkinesis] object SourceOptions {
         .getOrElse(ShardStartPositions.Empty),
       consumer(opts, streams),
       opts.getOrDefault(O.StallTimeout).toMillis,
-      dialect)
+      dialect,
+      CloudWatchSettings.parse(opts, connection))
   }
 
   private val ConsumerNamePattern = "[a-zA-Z0-9_.-]{1,128}".r

@@ -1,9 +1,15 @@
 package io.sparkkinesis.sink
 
+import java.lang.invoke.{MethodHandles, MethodType}
+import java.nio.file.Files
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisOptionException
+import io.sparkkinesis.metrics.QueryMetricsRegistry
 import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession, TestStreams}
 import io.sparkkinesis.testing.TestStreams.readAll
 
@@ -93,5 +99,44 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
     input.write.format("aws-kinesis").options(connectionOptions ++ Map("streamName" -> awslabs,
       "aggregation" -> "none")).mode("append").save()
     assert(readAll(server, awslabs).map(_.text).sorted == (0 until 50).map(_.toString).sorted)
+  }
+
+  /** How many sources named `name` the driver's metrics system has (Spark-private: reached as the shim does). */
+  private def metricsSources(name: String): Int = {
+    val loader = classOf[SparkEnv].getClassLoader
+    val system = Class.forName("org.apache.spark.metrics.MetricsSystem", false, loader)
+    val lookup = MethodHandles.publicLookup()
+    val metricsSystem = lookup.findVirtual(classOf[SparkEnv], "metricsSystem", MethodType.methodType(system))
+      .invokeWithArguments(SparkEnv.get)
+    // Its return type is Scala's Seq, which is not the same class in Scala 2.12 and 2.13.
+    system.getMethod("getSourcesByName", classOf[String]).invoke(metricsSystem, name)
+      .asInstanceOf[scala.collection.Seq[_]].size
+  }
+
+  private def within(seconds: Int, what: String)(condition: => Boolean): Unit = {
+    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
+    while (!condition) {
+      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
+      Thread.sleep(20)
+    }
+  }
+
+  test("a streaming write's gauges join Spark's metrics system with its first batch and leave when the query stops") {
+    val stream = freshStream(1)
+    val name = s"sink-only-${java.util.UUID.randomUUID().toString.take(8)}"
+    val query = spark.readStream.format("rate").option("rowsPerSecond", "50").load()
+      .selectExpr("CAST(value AS STRING) AS data", "'k' AS partitionKey")
+      .writeStream.format("kinesis").options(connectionOptions + ("streamName" -> stream)).queryName(name)
+      .option("checkpointLocation", Files.createTempDirectory("sink-metrics").toString)
+      .trigger(Trigger.ProcessingTime(200L)).start()
+    try {
+      within(60, "the query's gauges in the metrics system") {
+        QueryMetricsRegistry.running.values.exists(_ == name) && metricsSources(s"kinesis.$name") == 1
+      }
+    } finally query.stop()
+    // No Kinesis source here: the query's termination event, heard on the listener bus, removes them.
+    within(30, "the stopped query's gauges gone") {
+      !QueryMetricsRegistry.running.values.exists(_ == name) && metricsSources(s"kinesis.$name") == 0
+    }
   }
 }
