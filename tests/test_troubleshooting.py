@@ -138,10 +138,20 @@ def test_kinesis_invalid_option_value(spark, kinesalite_server, stream_name):
 def test_kinesis_conflicting_options(spark, kinesalite_server):
     options = dict(connector_options(kinesalite_server), streamName="s")
     del options["awsSecretKey"]
+    keyless = {k: v for k, v in options.items() if k != "awsAccessKeyId"}
+    roles = ",".join(f"arn:aws:iam::123456789012:role/hop{i}" for i in range(3))
     errors = [
         _error(lambda: spark.read.format("kinesis").options(**options).load().collect()),
         _error(lambda: _read(spark, kinesalite_server, streamName="s",
                              initialTimestamp="2026-01-31T12:00:00Z").load().collect()),
+        # Two bases of credentials; a role chain with one external id too few; FIPS where Kinesis has none.
+        _error(lambda: spark.read.format("kinesis").options(**keyless, awsProfile="p",
+                                                            webIdentityTokenFile="token").load().collect()),
+        _error(lambda: _read(spark, kinesalite_server, streamName="s", roleArn=roles,
+                             roleExternalId="a,b").load().collect()),
+        _error(lambda: spark.read.format("kinesis").options(**dict(options, awsSecretKey="local-test-secret",
+                                                                   region="eu-west-1")).option(
+            "roleArn", "arn:aws:iam::123456789012:role/r").option("useFipsEndpoint", "true").load().collect()),
     ]
     assert_documented("KINESIS_CONFLICTING_OPTIONS", errors)
 
