@@ -29,6 +29,19 @@ def pytest_configure(config):
         "markers",
         "heavy: a compat test that `make test` runs once per jar (on the default PySpark and on 3.5), not on the lines "
         "that share the default's jar (4.0, 4.1); `make test-full` runs it on every line")
+    config.addinivalue_line(
+        "markers",
+        "full: run by `make test-full` only (SPARK_KINESIS_ALL_SUITES=1), skipped by `make test`: a test whose "
+        "connector paths others in `make test` cover, kept out of its time budget (docs/testing.md, \"Tiers\")")
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("SPARK_KINESIS_ALL_SUITES"):
+        return
+    skip = pytest.mark.skip(reason="`make test-full` runs it (SPARK_KINESIS_ALL_SUITES=1)")
+    for item in items:
+        if item.get_closest_marker("full") is not None:
+            item.add_marker(skip)
 
 
 @pytest.hookimpl(optionalhook=True)

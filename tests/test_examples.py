@@ -64,6 +64,7 @@ def test_demo_reads_every_order_once_across_its_reshard():
     assert batches, f"no progress line:\n{stdout}"
 
 
+@pytest.mark.full  # the example's connector read is the batch and streaming reads' of make test; its sink is Spark's
 def test_kinesis_to_parquet(spark, kinesis_mock_server, stream_name, tmp_path):
     kinesis = streams.client(kinesis_mock_server)
     streams.create_stream(kinesis, stream_name, 2)
@@ -117,6 +118,7 @@ def test_kinesis_to_kinesis(kinesis_mock_server, stream_name, tmp_path):
     assert _records_in_progress_lines(stdout, "kinesis_to_kinesis") == len(orders) + len(junk)
 
 
+@pytest.mark.full  # the example's connector read is the streaming reads' of make test; the windows are Spark's
 def test_windowed_aggregation(spark, kinesis_mock_server, stream_name, tmp_path):
     kinesis = streams.client(kinesis_mock_server)
     streams.create_stream(kinesis, stream_name, 2)
