@@ -1,29 +1,15 @@
 package io.sparkkinesis.aws
 
-import java.io.{IOException, InputStream}
-import java.net.URI
+import java.io.InputStream
 import java.nio.charset.StandardCharsets.UTF_8
-import java.time.Duration
 import java.util.UUID
 
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
-import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider
 import software.amazon.awssdk.awscore.exception.{AwsErrorDetails, AwsServiceException}
 import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.http.{
-  ContentStreamProvider,
-  HttpExecuteRequest,
-  SdkHttpClient,
-  SdkHttpMethod,
-  SdkHttpRequest
-}
-import software.amazon.awssdk.http.auth.aws.signer.{AwsV4FamilyHttpSigner, AwsV4HttpSigner}
-import software.amazon.awssdk.http.auth.spi.signer.SignRequest
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
-import software.amazon.awssdk.identity.spi.AwsCredentialsIdentity
 
 import io.sparkkinesis.errors.KinesisErrors
 
@@ -41,8 +27,8 @@ private[sparkkinesis] final case class SchemaId(registry: String, schema: String
 }
 
 /**
- * The few AWS Glue Schema Registry calls the schema registry functions make, sent as the Glue JSON API's requests,
- * signed with the SDK's SigV4 signer, over the SDK's HTTP client, with the connector's retry policy. The SDK's Glue
+ * The few AWS Glue Schema Registry calls the schema registry functions make, sent as the Glue JSON API's requests
+ * (a [[SignedPost]] to the service `glue`), with the connector's retry policy. The SDK's Glue
  * client would do the same, but it is a 10 MB jar for the whole of Glue, which every artifact of the connector would
  * carry for these four calls (docs/schema-registry.md, "Dependencies"). Errors the service answers come back as
  * [[AwsServiceException]]s with its error code and status, so [[Failure]] classifies them as it does Kinesis's;
@@ -50,14 +36,9 @@ private[sparkkinesis] final case class SchemaId(registry: String, schema: String
  */
 private[sparkkinesis] final class GlueRegistryClient(
     connection: AwsConnection,
-    credentials: AwsCredentialsProvider,
-    http: SdkHttpClient,
+    post: SignedPost,
     policy: RetryPolicy) {
 
-  private val endpoint: URI =
-    URI.create(connection.endpointUrl.getOrElse(
-        s"https://${EndpointVariants.host("glue", connection.region, connection.endpoints)}"))
-  private val signer = AwsV4HttpSigner.create()
   private val json = new ObjectMapper()
 
   /** The version of `id`: the schema a framed record was written with. */
@@ -145,35 +126,12 @@ private[sparkkinesis] final class GlueRegistryClient(
       }
     }
 
-  private def send(operation: String, body: Array[Byte]): (Int, JsonNode) = {
-    val unsigned = SdkHttpRequest.builder().method(SdkHttpMethod.POST).uri(endpoint)
-      .putHeader("Content-Type", "application/x-amz-json-1.1")
-      .putHeader("X-Amz-Target", s"AWSGlue.$operation")
-      .build()
-    val identity: AwsCredentialsIdentity = credentials.resolveCredentials()
-    val signed = signer.sign(SignRequest.builder(identity).request(unsigned)
-        .payload(ContentStreamProvider.fromByteArray(body))
-        .putProperty(AwsV4FamilyHttpSigner.SERVICE_SIGNING_NAME, "glue")
-        .putProperty(AwsV4HttpSigner.REGION_NAME, connection.region)
-        .build())
-    try {
-      val response = http.prepareRequest(HttpExecuteRequest.builder().request(signed.request())
-          .contentStreamProvider(signed.payload().orElse(null)).build()).call()
-      val status = response.httpResponse().statusCode()
-      val stream = response.responseBody()
-      val answer =
-        if (stream.isPresent) GlueRegistryClient.readJson(json, stream.get) else json.createObjectNode()
-      (status, answer)
-    } catch {
-      case e: IOException => throw SdkClientException.builder().message(s"$operation: ${e.getMessage}").cause(e).build()
-    }
-  }
+  private def send(operation: String, body: Array[Byte]): (Int, JsonNode) =
+    post(operation, Seq("Content-Type" -> "application/x-amz-json-1.1", "X-Amz-Target" -> s"AWSGlue.$operation"),
+      body)(_.fold(json.createObjectNode(): JsonNode)(GlueRegistryClient.readJson(json, _)))
 }
 
 private[sparkkinesis] object GlueRegistryClient {
-
-  /** How long one call may wait for an answer. */
-  val SocketTimeout: Duration = Duration.ofSeconds(30)
 
   private val clients = new ClientCache[AwsConnection, GlueRegistryClient](KinesisClients.MaxClients,
     KinesisClients.CloseDelayMillis, build)
@@ -182,13 +140,8 @@ private[sparkkinesis] object GlueRegistryClient {
   def apply(connection: AwsConnection): GlueRegistryClient = clients(connection)
 
   private def build(c: AwsConnection): ClientCache.Built[GlueRegistryClient] = {
-    // The signer logs canonical requests (a session token among their headers) at DEBUG: kept out, as for Kinesis.
-    SignerLogGuard()
-    val (credentials, closeables) = CredentialProviders.of(c.credentials, c.region, c.endpoints)
-    val http = UrlConnectionHttpClient.builder().connectionTimeout(KinesisClients.ConnectTimeout)
-      .socketTimeout(SocketTimeout).build()
-    val client = new GlueRegistryClient(c, credentials, http, RetryPolicy.Default.on(c))
-    ClientCache.Built(client, http +: closeables)
+    val post = SignedPost(c, "glue")
+    ClientCache.Built(new GlueRegistryClient(c, post, RetryPolicy.Default.on(c)), Seq(post))
   }
 
   private def readJson(json: ObjectMapper, in: InputStream): JsonNode =
