@@ -1,5 +1,7 @@
 package io.sparkkinesis.reader
 
+import scala.annotation.switch
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
@@ -13,18 +15,37 @@ import io.sparkkinesis.config.Dialect
  * under `kinesis`, Databricks' six columns in Databricks' order, then this connector's `subSequenceNumber`; under
  * `aws-kinesis`, the awslabs connector's five, exactly (names, order and types).
  */
-private[sparkkinesis] sealed abstract class KinesisSchema(fields: StructField*) extends Serializable {
-  val schema: StructType = StructType(fields)
+private[sparkkinesis] sealed abstract class KinesisSchema(columns: KinesisSchema.Column*) extends Serializable {
+  val schema: StructType = StructType(columns.map(_.field))
+
+  /** Which of a record's values each column holds, in the columns' order. */
+  private val values: Array[Int] = columns.map(_.value).toArray
 
   /** One record as a row of [[schema]]; `arrivalMicros` is the arrival time in microseconds since the epoch. */
-  def row(
+  final def row(
       data: Array[Byte],
       stream: UTF8String,
       shardId: UTF8String,
       partitionKey: UTF8String,
       sequenceNumber: UTF8String,
       subSequence: Long,
-      arrivalMicros: Long): InternalRow
+      arrivalMicros: Long): InternalRow = {
+    val row = new Array[Any](values.length)
+    var i = 0
+    while (i < values.length) {
+      row(i) = (values(i): @switch) match {
+        case KinesisSchema.DataValue => data
+        case KinesisSchema.StreamValue => stream
+        case KinesisSchema.ShardIdValue => shardId
+        case KinesisSchema.PartitionKeyValue => partitionKey
+        case KinesisSchema.SequenceNumberValue => sequenceNumber
+        case KinesisSchema.SubSequenceValue => subSequence
+        case _ => arrivalMicros
+      }
+      i += 1
+    }
+    new GenericInternalRow(row)
+  }
 
   /**
    * Whether `other` is this schema as a catalog may give it back: the same columns and types (a catalog may keep
@@ -42,7 +63,20 @@ private[sparkkinesis] object KinesisSchema {
   val SubSequenceNumber = "subSequenceNumber"
   val ApproximateArrivalTimestamp = "approximateArrivalTimestamp"
 
-  private def column(name: String, dataType: DataType) = StructField(name, dataType, nullable = false)
+  // The values of a record a column may hold.
+  private final val DataValue = 0
+  private final val StreamValue = 1
+  private final val ShardIdValue = 2
+  private final val PartitionKeyValue = 3
+  private final val SequenceNumberValue = 4
+  private final val SubSequenceValue = 5
+  private final val ArrivalValue = 6
+
+  /** A column, and which of a record's values it holds. */
+  final case class Column(field: StructField, value: Int)
+
+  private def column(name: String, dataType: DataType, value: Int) =
+    Column(StructField(name, dataType, nullable = false), value)
 
   /**
    * `format("kinesis")`: partitionKey, data, stream, shardId, sequenceNumber, approximateArrivalTimestamp (Databricks'
@@ -50,42 +84,21 @@ private[sparkkinesis] object KinesisSchema {
    * inside a KPL aggregate, which Databricks does not give).
    */
   case object Databricks extends KinesisSchema(
-      column(PartitionKey, StringType),
-      column(Data, BinaryType),
-      column(Dialect.Kinesis.streamColumn, StringType),
-      column(ShardId, StringType),
-      column(SequenceNumber, StringType),
-      column(ApproximateArrivalTimestamp, TimestampType),
-      column(SubSequenceNumber, LongType)) {
-    override def row(
-        data: Array[Byte],
-        stream: UTF8String,
-        shardId: UTF8String,
-        partitionKey: UTF8String,
-        sequenceNumber: UTF8String,
-        subSequence: Long,
-        arrivalMicros: Long): InternalRow =
-      new GenericInternalRow(Array[Any](partitionKey, data, stream, shardId, sequenceNumber, arrivalMicros,
-          subSequence))
-  }
+      column(PartitionKey, StringType, PartitionKeyValue),
+      column(Data, BinaryType, DataValue),
+      column(Dialect.Kinesis.streamColumn, StringType, StreamValue),
+      column(ShardId, StringType, ShardIdValue),
+      column(SequenceNumber, StringType, SequenceNumberValue),
+      column(ApproximateArrivalTimestamp, TimestampType, ArrivalValue),
+      column(SubSequenceNumber, LongType, SubSequenceValue))
 
   /** `format("aws-kinesis")`: data, streamName, partitionKey, sequenceNumber, approximateArrivalTimestamp. */
   case object Awslabs extends KinesisSchema(
-      column(Data, BinaryType),
-      column(Dialect.AwsKinesis.streamColumn, StringType),
-      column(PartitionKey, StringType),
-      column(SequenceNumber, StringType),
-      column(ApproximateArrivalTimestamp, TimestampType)) {
-    override def row(
-        data: Array[Byte],
-        stream: UTF8String,
-        shardId: UTF8String,
-        partitionKey: UTF8String,
-        sequenceNumber: UTF8String,
-        subSequence: Long,
-        arrivalMicros: Long): InternalRow =
-      new GenericInternalRow(Array[Any](data, stream, partitionKey, sequenceNumber, arrivalMicros))
-  }
+      column(Data, BinaryType, DataValue),
+      column(Dialect.AwsKinesis.streamColumn, StringType, StreamValue),
+      column(PartitionKey, StringType, PartitionKeyValue),
+      column(SequenceNumber, StringType, SequenceNumberValue),
+      column(ApproximateArrivalTimestamp, TimestampType, ArrivalValue))
 
   /** The columns of a read opened with `dialect`'s format. */
   def of(dialect: Dialect): KinesisSchema = dialect match {
