@@ -261,6 +261,7 @@ def run_while_writing(server, stream_name: str, shards: int, config: dict, clust
     return json.loads((tmp_path / "result.json").read_text())
 
 
+@pytest.mark.full  # real-time mode on the cluster: the two tests beside it; the slots arithmetic: RealTimeSlotsSuite
 def test_real_time_mode_with_default_parallelism_at_four_times_the_cores_reads_every_shard_in_every_batch(
         spark_cluster, kinesalite_server, stream_name, tmp_path):
     """spark.default.parallelism at four times the cluster's two cores (as EMR sets it, at two or three times), five
