@@ -44,8 +44,9 @@ class ContainerCredentialsSuite extends AnyFunSuite {
   test("the token file is the Authorization header, read again when credentials are refreshed ahead of expiry") {
     val token = Files.createTempFile("pod-identity", ".token")
     Files.write(token, "first-pod-token\n".getBytes(UTF_8))
-    // Past the prefetch time (5 minutes before expiry), not yet stale (1 minute): refreshed in the background.
-    val soon = Instant.now().plusSeconds(150)
+    // Past the prefetch time (5 minutes before expiry), stale (1 minute before) in 30 s: refreshed in the background
+    // when the SDK's prefetch gets to it, and at the latest by the first call once stale, so within 30 s for certain.
+    val soon = Instant.now().plusSeconds(90)
     val later = Instant.now().plusSeconds(3600)
     val seen = withAgent(Seq((200, soon), (200, later))) { uri =>
       val (provider, closeables) =
@@ -55,7 +56,7 @@ class ContainerCredentialsSuite extends AnyFunSuite {
         val first = provider.resolveCredentials().asInstanceOf[AwsSessionCredentials]
         assert(first.accessKeyId() == "ASIAPOD0" && first.sessionToken() == "pod-session-0")
         Files.write(token, "rotated-pod-token".getBytes(UTF_8))
-        val deadline = System.nanoTime() + 20L * 1000000000L
+        val deadline = System.nanoTime() + 60L * 1000000000L
         var key = provider.resolveCredentials().accessKeyId()
         while (key != "ASIAPOD1" && System.nanoTime() < deadline) {
           Thread.sleep(20)
