@@ -63,10 +63,13 @@ private[sparkkinesis] object AwsConnection {
     AwsConnection(region, endpoint, credentials, cborEnabled, variants)
   }
 
-  private[aws] def validateUrl(option: String, url: String): Unit =
+  /** Refuses `url` of `option` unless it is an absolute URL; the error shows `examples` of one. */
+  private[sparkkinesis] def validateUrl(
+      option: String,
+      url: String,
+      examples: String = "https://kinesis.eu-west-1.amazonaws.com or http://127.0.0.1:4566"): Unit =
     if (Try(java.net.URI.create(url)).toOption.forall(u => u.getScheme == null || u.getHost == null))
-      throw KinesisErrors.invalidOptionValue(option, url,
-        "an absolute URL such as https://kinesis.eu-west-1.amazonaws.com or http://127.0.0.1:4566")
+      throw KinesisErrors.invalidOptionValue(option, url, s"an absolute URL such as $examples")
 
   private def resolveRegion(opts: ParsedOptions, streams: Seq[StreamRef], hasEndpoint: Boolean): String = {
     val fromArns = streams.flatMap(_.arnRegion).distinct

@@ -34,11 +34,8 @@ private[sparkkinesis] object CloudWatchSettings {
           "a CloudWatch namespace of up to 255 letters, digits and . - _ / # : (not starting with AWS/), " +
             "e.g. SparkKinesis")
       val endpoint = opts.get(O.CloudWatchEndpointUrl)
-      endpoint.foreach { url =>
-        if (scala.util.Try(java.net.URI.create(url)).toOption.forall(u => u.getScheme == null || u.getHost == null))
-          throw KinesisErrors.invalidOptionValue(O.CloudWatchEndpointUrl.name, url,
-            "an absolute URL such as https://monitoring.eu-west-1.amazonaws.com or http://127.0.0.1:5000")
-      }
+      endpoint.foreach(AwsConnection.validateUrl(O.CloudWatchEndpointUrl.name, _,
+          "https://monitoring.eu-west-1.amazonaws.com or http://127.0.0.1:5000"))
       val dimensions = opts.get(O.CloudWatchDimensions).fold(Seq.empty[(String, String)])(parseDimensions)
       Some(CloudWatchSettings(namespace, dimensions,
           queryConnection.copy(endpointUrl = endpoint, cborEnabled = true)))
