@@ -74,10 +74,9 @@ private[sparkkinesis] object EndpointVariants {
    * builds its requests itself ([[GlueRegistryClient]]); the SDK's settings decide where `variants` do not.
    */
   def host(service: String, region: String, variants: EndpointVariants): String = {
-    val fips = variants.fips.getOrElse(sdkSetting(FipsEnabledProvider.builder().build().isFipsEnabled))
-    val dualstack =
-      variants.dualstack.getOrElse(sdkSetting(DualstackEnabledProvider.builder().build().isDualstackEnabled))
-    val tags = Seq(EndpointTag.FIPS).filter(_ => fips) ++ Seq(EndpointTag.DUALSTACK).filter(_ => dualstack)
+    val chosen = effective(variants)
+    val tags = Seq(EndpointTag.FIPS).filter(_ => chosen.fips.contains(true)) ++
+      Seq(EndpointTag.DUALSTACK).filter(_ => chosen.dualstack.contains(true))
     try {
       val key = ServiceEndpointKey.builder().region(Region.of(region)).tags(tags: _*).build()
       ServiceMetadata.of(service).endpointFor(key).toString
