@@ -24,9 +24,8 @@ private[sparkkinesis] final case class Contact(
    */
   def kinesisEndpoint: String =
     endpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_KINESIS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
-      .getOrElse(Contact.regional("kinesis", region,
-          Try(EndpointVariants.kinesisHost(region, EndpointVariants.effective(endpoints))).map(h =>
-            java.net.URI.create(h))))
+      .getOrElse(s"https://${Try(EndpointVariants.kinesisHost(region, EndpointVariants.effective(endpoints)))
+          .getOrElse(s"kinesis.$region.amazonaws.com")}")
 
   /** The STS endpoint AssumeRole calls go to. */
   def stsEndpoint: String =
@@ -68,9 +67,6 @@ private[sparkkinesis] object Contact {
   private[sparkkinesis] def forget(c: Contact): Unit = reached.remove(c)
 
   private def env(name: String): Option[String] = Option(System.getenv(name)).map(_.trim).filter(_.nonEmpty)
-
-  private def regional(service: String, region: String, host: Try[java.net.URI]): String =
-    host.toOption.map(h => s"https://$h").getOrElse(s"https://$service.$region.amazonaws.com")
 
   private val StsPackage = classOf[StsClient].getPackageName + "."
 
