@@ -24,7 +24,9 @@ COMPAT_PYSPARK := 3.5.9 4.0.0 4.1.4
 # Lines that load the same jar (4.x) as the default PySpark, which runs every test: `make test` runs only their
 # compat tests not marked `heavy` (crash tests, a fresh venv, --packages, the split under writes), and only against
 # kinesalite (the server does not change with the PySpark line; kinesis-mock's cases took about 3 of each line's 4
-# minutes); `make test-full` runs every compat test on every line against both servers.
+# minutes). The lines with a jar of their own (3.5) run every compat test against kinesalite and, against
+# kinesis-mock, those marked `jar_codecs` (a list, a read and a write through the jar's shaded CBOR codec).
+# `make test-full` runs every compat test on every line against both servers.
 SHARED_JAR_PYSPARK := 4.0.0 4.1.4
 # The test files that hold compatibility tests (the others may import what only the default venv has).
 COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
@@ -32,6 +34,7 @@ COMPAT_TESTS = $(shell grep -l "mark.compat" tests/test_*.py)
 # PySpark starts map Spark's classes from it instead of loading them (about half of a short driver's CPU). The lanes
 # of `make test` use them (the rules are with `build`); `make test-full` does not.
 CDS_DIR := .tools/cds
+CDS_ARCHIVES = $(CDS_DIR)/default.jsa $(foreach v,$(filter-out $(SHARED_JAR_PYSPARK),$(COMPAT_PYSPARK)),$(CDS_DIR)/pyspark-$(v).jsa)
 CDS_OPTIONS = -XX:SharedArchiveFile=$(abspath $(CDS_DIR))/$(1).jsa -Xlog:cds=off,cds+dynamic=off
 WHEEL := dist/spark_kinesis-$(VERSION)-py3-none-any.whl
 WHEEL_SBOM := dist/spark_kinesis-$(VERSION)-cyclonedx.json
@@ -53,7 +56,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-scale soak clean publish-local
+.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -162,19 +165,19 @@ $(VENV)-pyspark-%/.installed: python/requirements-compat.txt
 	touch $@
 
 # (Only the lines that run the heavy tests get a class archive: on the others it would cost more than it saves.)
-test-compat: $(WHEEL) servers compat-venvs \
-    $(if $(JAVA_TOOL_OPTIONS),$(foreach v,$(filter-out $(SHARED_JAR_PYSPARK),$(COMPAT_PYSPARK)),$(CDS_DIR)/pyspark-$(v).jsa))
+test-compat: $(WHEEL) servers compat-venvs $(if $(JAVA_TOOL_OPTIONS),$(filter-out $(CDS_DIR)/default.jsa,$(CDS_ARCHIVES)))
 	@echo "== [$$(date +%T)] compatibility tests: start"
 	set -e; for v in $(COMPAT_PYSPARK); do \
-	  mark="compat"; servers=""; \
-	  if [ -z "$(FULL)" ] && [[ " $(SHARED_JAR_PYSPARK) " == *" $$v "* ]]; then \
-	    mark="compat and not heavy"; servers="not kinesis-mock"; fi; \
-	  echo "== compatibility tests on PySpark $$v: -m '$$mark' -k '$$servers'"; \
+	  mark="compat"; \
+	  if [ -z "$(FULL)" ]; then \
+	    if [[ " $(SHARED_JAR_PYSPARK) " == *" $$v "* ]]; then mark="compat and not heavy and not kinesis_mock"; \
+	    else mark="compat and (not kinesis_mock or jar_codecs)"; fi; fi; \
+	  echo "== compatibility tests on PySpark $$v: -m '$$mark'"; \
 	  $(VENV)-pyspark-$$v/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEEL); \
 	  archive=""; if [ -n "$(JAVA_TOOL_OPTIONS)" ] && [ -f $(CDS_DIR)/pyspark-$$v.jsa ]; then \
 	    archive=" $(call CDS_OPTIONS,pyspark-$$v)"; fi; \
 	  $(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS)$$archive") \
-	    $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" -k "$$servers" $(COMPAT_TESTS) \
+	    $(VENV)-pyspark-$$v/bin/python -m pytest -m "$$mark" $(COMPAT_TESTS) \
 	    --junitxml=target/test-reports/pytest-$$v.xml; \
 	done
 	@echo "== [$$(date +%T)] compatibility tests: passed"
@@ -198,8 +201,11 @@ typecheck: venv
 #     overlap well; `-k` lets every lane finish and report, and any failure fails the run.
 # `make test-full` is the same with the whole matrix: every Scala suite on every artifact and every compat test on
 # every PySpark line. docs/testing.md ("Tiers", "How long it takes") says what runs where and how long it takes.
-SBT_BUILD_STEPS = $(foreach p,$(SBT_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
+SBT_BUILD_STEPS = $(foreach p,$(FMT_CHECKED_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
   $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc) $(foreach p,$(SBT_PROJECTS),$(p)/Test/compile)
+# The format check of connector35_213 would read no file the other two do not (its folders are the shared tree,
+# spark-3.5 and scala-2.13): it is left out.
+FMT_CHECKED_PROJECTS := connector connector35_212
 # The JVMs the lanes start (Spark drivers, executors, the standalone cluster, Spark Connect servers, the forked Scala
 # suites) mostly live for seconds to minutes: on 2 cores, C2's compiler threads and G1's concurrent threads cost more
 # CPU than they win back (a PySpark session's first jobs: about 30 CPU-seconds with the defaults, 16 with these).
@@ -209,7 +215,7 @@ define TEST_RUN
 	@echo "== [$$(date +%T)] set-up: virtual environment, local servers, actionlint, sbt and its dependencies"
 	$(MAKE) --no-print-directory -j4 venv servers actionlint sbt-deps
 	@echo "== [$$(date +%T)] build: type check, format check, assemblies, sources and Scaladoc jars, test classes; compat venvs"
-	$(MAKE) --no-print-directory -j4 build typecheck compat-venvs
+	$(MAKE) --no-print-directory -j4 build typecheck compat-venvs $(if $(2),CDS_JVM_OPTIONS="$(2)" class-archives)
 	@echo "== [$$(date +%T)] Scala suites, Python suites and compatibility tests side by side (output as each ends)"
 	$(if $(2),JAVA_TOOL_OPTIONS="$(2)") $(MAKE) --no-print-directory -j3 -k --output-sync=target test-scala test-python test-compat $(1)
 	@echo "== [$$(date +%T)] make $@: done"
@@ -220,10 +226,15 @@ test-full: export SPARK_KINESIS_ALL_SUITES := 1
 test-full:
 	$(call TEST_RUN,FULL=1,)
 
+# The archives (CDS_ARCHIVES) `make test` builds in its build step, beside sbt (they need only PySpark), so that
+# the Python and compat lanes start as soon as the wheel is made. An archive serves only JVMs started with the options
+# it was written with: CDS_JVM_OPTIONS (the lanes' JAVA_TOOL_OPTIONS) when given, else JAVA_TOOL_OPTIONS.
+CDS_JVM_OPTIONS ?= $(JAVA_TOOL_OPTIONS)
+class-archives: $(CDS_ARCHIVES)
 $(CDS_DIR)/default.jsa: $(VENV)/.installed tests/harness/class_archive.py
-	$(PY) tests/harness/class_archive.py $@
+	JAVA_TOOL_OPTIONS="$(CDS_JVM_OPTIONS)" $(PY) tests/harness/class_archive.py $@
 $(CDS_DIR)/pyspark-%.jsa: $(VENV)-pyspark-%/.installed tests/harness/class_archive.py
-	$(VENV)-pyspark-$*/bin/python tests/harness/class_archive.py $@
+	JAVA_TOOL_OPTIONS="$(CDS_JVM_OPTIONS)" $(VENV)-pyspark-$*/bin/python tests/harness/class_archive.py $@
 
 # sbt leaves a jar it finds up to date as it was: its new time tells the lanes that follow that nothing needs building.
 build: venv sbt-deps

@@ -33,9 +33,22 @@ def pytest_configure(config):
         "markers",
         "full: run by `make test-full` only (SPARK_KINESIS_ALL_SUITES=1), skipped by `make test`: a test whose "
         "connector paths others in `make test` cover, kept out of its time budget (docs/testing.md, \"Tiers\")")
+    config.addinivalue_line(
+        "markers",
+        "kinesis_mock: set on every test case run against kinesis-mock (ids with [kinesis-mock]), so that `make "
+        "test` can pick a compat line's server cases with -m")
+    config.addinivalue_line(
+        "markers",
+        "jar_codecs: a compat test whose kinesis-mock case `make test` also runs on the lines with a jar of their own "
+        "(3.5): it lists, reads and writes through that jar's shaded CBOR codec; the other kinesis-mock cases run on "
+        "the default line only")
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and any(value == "kinesis-mock" for value in callspec.params.values()):
+            item.add_marker(pytest.mark.kinesis_mock)
     if os.environ.get("SPARK_KINESIS_ALL_SUITES"):
         return
     skip = pytest.mark.skip(reason="`make test-full` runs it (SPARK_KINESIS_ALL_SUITES=1)")

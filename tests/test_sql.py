@@ -44,6 +44,7 @@ def test_a_session_catalog_table_reads_and_writes_its_stream_as_the_dataframe_ap
 
 
 @pytest.mark.compat
+@pytest.mark.jar_codecs
 def test_read_kinesis_in_sql_reads_the_stream_with_databricks_argument_names(spark, local_kinesis_server, stream_name):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 2)
@@ -58,6 +59,7 @@ def test_read_kinesis_in_sql_reads_the_stream_with_databricks_argument_names(spa
 
 
 @pytest.mark.compat
+@pytest.mark.jar_codecs
 def test_a_kinesis_catalog_lists_reads_writes_and_streams_its_streams(spark, local_kinesis_server, stream_name,
                                                                       tmp_path):
     """The catalog configure_spark_with_kinesis registers, on every PySpark line (Spark 3.5 included): its settings

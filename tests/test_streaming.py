@@ -9,6 +9,7 @@ from harness.waiting import wait_for
 
 
 @pytest.mark.compat
+@pytest.mark.jar_codecs
 def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_server, stream_name, tmp_path):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 4)
