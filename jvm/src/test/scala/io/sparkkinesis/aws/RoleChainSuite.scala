@@ -8,7 +8,7 @@ import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.model._
 
 import io.sparkkinesis.config.{ParsedOptions, Scope}
-import io.sparkkinesis.testing.{FullOnly, Integration, LocalKinesisServers, MotoServer, RequestLog, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServers, MotoServer, RequestLog, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
@@ -90,8 +90,7 @@ class RoleChainSuite extends AnyFunSuite with LocalKinesisServers with SharedSpa
     Files.delete(tokenFile)
   }
 
-  test("a query writes and reads through a two-role chain on a web identity base, signed with the last role",
-    FullOnly) {
+  test("a query writes and reads through a two-role chain on a web identity base, signed with the last role") {
     val stream = freshStream(kinesisMock, "chain-query", 1)
     val run = System.nanoTime()
     val (tokenFile, chain) = chainOptions(run)
