@@ -8,7 +8,8 @@ import io.sparkkinesis.offsets.ShardKey
  * are added up on the driver), the records and bytes held in memory for later batches (none in real-time mode), and
  * the executor that read it, and when the call that measured `millisBehindLatest` returned (`measuredAtMillis`, by
  * the executor's clock; None where not known), and what its buffer holds (`held`, for the backlog estimate). Prefetch
- * rounds report it within each shard's cut (`prefetch.ShardCut`); real-time tasks report it alone.
+ * rounds report it within each shard's cut (`prefetch.ShardCut`); real-time tasks report it alone, with the records
+ * and bytes they handed on in their batch (`deliveredRecords`, `deliveredBytes`; a prefetch round's are in its cut).
  */
 private[sparkkinesis] final case class ShardReading(
     key: ShardKey,
@@ -18,7 +19,9 @@ private[sparkkinesis] final case class ShardReading(
     bufferedRecords: Long = 0L,
     bufferedBytes: Long = 0L,
     measuredAtMillis: Option[Long] = None,
-    held: Option[HeldRecords] = None)
+    held: Option[HeldRecords] = None,
+    deliveredRecords: Long = 0L,
+    deliveredBytes: Long = 0L)
 
 /**
  * The records a prefetch buffer holds (those of the next batch among them): how many, their bytes, and when the

@@ -116,6 +116,9 @@ private[sparkkinesis] object QueryMetricsRegistry extends Logging {
   /** The runs attached now, by run id: their names (for tests and the logs). */
   def running: Map[String, String] = synchronized(runs.map { case (id, r) => id -> r.metrics.name })
 
+  /** The figures the gauges of run `runId` read now, while it is attached (for tests). */
+  def stats(runId: String): Option[QueryStats] = synchronized(runs.get(runId)).map(_.metrics.stats())
+
   private def register(run: Run): Unit = {
     unregister(run)
     val source = SparkShim.metricsSource(run.metrics.sourceName, SparkMetricsSource.registry(run.metrics))

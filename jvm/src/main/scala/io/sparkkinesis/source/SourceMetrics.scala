@@ -16,7 +16,8 @@ private[sparkkinesis] final class SourceMetrics {
   private var latest = Map.empty[ShardKey, ShardReading]
   // The running totals of shards forgotten (they left the offset), so that the query's totals never go back.
   private var forgotten = FetchCounts.Zero
-  // Records and bytes the prefetch rounds planned into batches, by shard; and by stream, those of shards forgotten.
+  // Records and bytes the prefetch rounds planned into batches (or real-time tasks handed on), by shard; and by
+  // stream, those of shards forgotten.
   private var planned = Map.empty[ShardKey, (Long, Long)]
   private var forgottenByStream = Map.empty[String, (FetchCounts, Long, Long)]
   private val backlog = new BacklogEstimate
@@ -90,12 +91,15 @@ private[sparkkinesis] final class SourceMetrics {
 
   /**
    * Readings whose counts cover one stretch of reading only (a real-time batch's tasks): added to the shard's
-   * earlier counts, so that the metrics stay running totals as with the prefetch buffers.
+   * earlier counts, and the records and bytes they handed on to the read totals, so that the metrics stay running
+   * totals as with the prefetch buffers.
    */
   def accumulate(readings: Seq[ShardReading]): Unit = synchronized {
     readings.foreach { r =>
       val total = latest.get(r.key).fold(r)(before => r.copy(counts = before.counts + r.counts))
       latest = latest.updated(r.key, total)
+      val (records, bytes) = planned.getOrElse(r.key, (0L, 0L))
+      planned += r.key -> ((records + r.deliveredRecords, bytes + r.deliveredBytes))
     }
   }
 

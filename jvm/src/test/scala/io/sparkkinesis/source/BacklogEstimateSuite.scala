@@ -63,6 +63,17 @@ class BacklogEstimateSuite extends AnyFunSuite {
       ShardReading(k, Some(behind), FetchCounts(calls = 1L, throttled = 1L), "executor_h_1",
         bufferedRecords = buffered, bufferedBytes = buffered * 10))
 
+  test("real-time batches add the records and bytes their tasks handed on to the read totals, batch after batch") {
+    val m = new SourceMetrics
+    def batch(records: Long) =
+      Seq(ShardReading(shard, Some(0L), FetchCounts(calls = 3L), "executor_h_1", deliveredRecords = records,
+          deliveredBytes = records * 10), ShardReading(other, Some(0L), FetchCounts(calls = 3L), "executor_h_1"))
+    m.accumulate(batch(40L))
+    m.accumulate(batch(2L))
+    val Seq(orders) = m.byStream(Seq("orders"))
+    assert(orders.recordsRead == 42L && orders.bytesRead == 420L, orders)
+  }
+
   test("per stream: pending is the buffered records plus the estimate, read counts are what rounds planned") {
     val m = new SourceMetrics
     m.recordRound(Seq(cut(shard, 100L, 10000L, 50L), cut(other, 10L, 0L, 0L)), 1000000L)

@@ -125,6 +125,10 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     /** Not looked at before: the shard's rate, or its backoff after a failure. */
     var dueAt = 0L
 
+    /** The records handed on in this batch, and their bytes (data and partition key), for the source's metrics. */
+    var delivered = 0L
+    var deliveredBytes = 0L
+
     /** How long the shard's last look took (the batch's last look is timed to end before the deadline). */
     var lookMillis = 0L
     var millisBehindLatest: Option[Long] = None
@@ -165,7 +169,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     }
 
     def report: ShardReading =
-      ShardReading(key, millisBehindLatest, fetcher.fold(closedCounts)(f => closedCounts + FetchCounts.of(f)), location)
+      ShardReading(key, millisBehindLatest, fetcher.fold(closedCounts)(f => closedCounts + FetchCounts.of(f)), location,
+        deliveredRecords = delivered, deliveredBytes = deliveredBytes)
   }
 
   private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
@@ -232,6 +237,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       if (s.page.hasNext) {
         val r = s.page.next()
         s.position = ShardPosition.After(r.position)
+        s.delivered += 1
+        s.deliveredBytes += r.size
         current = s.converter.toRow(r)
         turn = (index + 1) % shards.size
         return Some(r)

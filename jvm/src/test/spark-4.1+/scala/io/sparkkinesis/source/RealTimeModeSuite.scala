@@ -11,6 +11,7 @@ import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.fetching.{FaultySubscriptions, SubscriptionSource}
+import io.sparkkinesis.metrics.QueryMetricsRegistry
 import io.sparkkinesis.offsets.{KinesisSourceOffset, OffsetJson, RecordPosition, ShardKey, ShardPosition}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, Resharding, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
@@ -360,8 +361,15 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
     put(server, stream, records(0, 50))
     val query = start(server, stream, s"metrics-${System.nanoTime()}",
       Files.createTempDirectory("rtm-metrics").toString)
-    try await(query, "two completed batches")(query.recentProgress.length >= 2)
-    finally query.stop()
+    val gauges =
+      try {
+        await(query, "two completed batches")(query.recentProgress.length >= 2)
+        QueryMetricsRegistry.stats(query.runId.toString)
+      } finally query.stop()
+    // What Spark's metrics system and CloudWatch get: every record the tasks handed on, counted at their batch's end.
+    val read = gauges.flatMap(_.reads.find(_.stream == stream))
+    assert(read.map(r => (r.recordsRead, r.bytesRead)) == Some((50L,
+          records(0, 50).map { case (k, d) => k.length + d.length.toLong }.sum)), gauges)
     val Seq(first, second) = query.recentProgress.toSeq.take(2).map(_.sources.head.metrics.asScala.toMap)
     // Two shards polled every 50 ms for two seconds: dozens of calls in each batch, added up from batch to batch.
     assert(first("getRecordsCalls").toLong >= 2, first)
