@@ -118,11 +118,26 @@ private[sparkkinesis] final class CloudWatchPublisher(
     }
   }
 
-  /** No more ticks; closes the sender (without waiting for a tick under way, whose call then fails). */
-  def stop(): Unit = {
-    scheduled.foreach(_.cancel(false))
-    scheduled = None
-    sender.close()
+  /**
+   * No more ticks after a last round on the publishers' thread, after any tick under way, which sends what the run
+   * counted since the last tick that went out (a stopped query's last minute, and any counts a backoff held back)
+   * whatever the backoff; then the sender closes. The query's stop does not wait for that round, and a JVM that exits
+   * at once may not run it.
+   */
+  def stop(): Unit = synchronized {
+    scheduled match {
+      case Some(ticking) =>
+        ticking.cancel(false)
+        scheduled = None
+        timer.execute { () =>
+          try {
+            synchronized { toSkip = 0 }
+            tick(Instant.now())
+          } catch { case NonFatal(e) => logDebug(s"The last CloudWatch round of query $queryName failed", e) }
+          finally sender.close()
+        }
+      case None => sender.close()
+    }
   }
 }
 

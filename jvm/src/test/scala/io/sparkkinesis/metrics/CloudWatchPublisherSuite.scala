@@ -23,7 +23,7 @@ class CloudWatchPublisherSuite extends AnyFunSuite {
   private final class FakeSender extends CloudWatchSender {
     val calls = mutable.Buffer.empty[Seq[Datum]]
     var failWith: Option[RuntimeException] = None
-    var closed = false
+    @volatile var closed = false
     override def put(namespace: String, at: Instant, data: Seq[Datum]): Unit = {
       assert(namespace == "SparkKinesis")
       failWith.foreach(e => throw e)
@@ -139,12 +139,30 @@ class CloudWatchPublisherSuite extends AnyFunSuite {
     assert(sender.calls.flatten.filter(_.name == "recordsRead").map(_.value).sum == (1 to 150).sum.toDouble)
   }
 
-  test("stop closes the sender") {
+  test("stop sends what was counted since the last tick, backing off or not, then closes the sender") {
     val sender = new FakeSender
-    val publisher = new CloudWatchPublisher("q", settings, () => QueryStats.Empty, sender)
-    publisher.start(60000L)
+    val figures = new Figures
+    val publisher = new CloudWatchPublisher("q", settings, () => figures.stats, sender)
+    publisher.start(3600000L)
+    publisher.tick(now)
+    // A failure: the next ticks would be skipped, and these 50 records counted only when one went out.
+    sender.failWith = Some(new RuntimeException("CloudWatch is down"))
+    figures.reads = figures.reads.map(_.copy(recordsRead = 150L))
+    publisher.tick(now)
+    sender.failWith = None
+    figures.reads = figures.reads.map(_.copy(recordsRead = 175L))
     publisher.stop()
-    assert(sender.closed)
+    val deadline = System.nanoTime() + 10000000000L
+    while (!sender.closed && System.nanoTime() < deadline) Thread.sleep(10)
+    assert(sender.closed, "the sender closes after the last round")
+    assert(sender.calls.size == 2, sender.calls)
+    assert(value(sender.calls.last, "recordsRead") == 75d, "the counts since the last tick that went out")
+  }
+
+  test("stop of a publisher that never started closes the sender at once") {
+    val sender = new FakeSender
+    new CloudWatchPublisher("q", settings, () => QueryStats.Empty, sender).stop()
+    assert(sender.closed && sender.calls.isEmpty)
   }
 
   test("PutMetricData's parameters are those of CloudWatch's query API") {
