@@ -56,10 +56,29 @@ private[sparkkinesis] object EndpointVariants {
    * not exist fails at the first call with [KINESIS_ENDPOINT_UNREACHABLE], naming it).
    */
   def problem(variants: EndpointVariants, region: String): Option[String] =
-    if (variants.fips.contains(true) && !FipsRegions.contains(region))
-      Some(s"Option 'useFipsEndpoint' is true but Kinesis and STS have no FIPS endpoints in region '$region' (they " +
-        s"have in ${FipsRegions.mkString(", ")}); use a stream in one of those regions, or remove 'useFipsEndpoint'.")
-    else None
+    problem(variants, region, sdkSetting(FipsEnabledProvider.builder().build().isFipsEnabled))
+
+  /**
+   * The same, with `sdkFips` the SDK's own FIPS setting on this JVM (the driver), which decides where the option is
+   * unset: checked here too, so that a region without FIPS endpoints fails when the query is defined, not at its
+   * first call.
+   */
+  private[aws] def problem(variants: EndpointVariants, region: String, sdkFips: => Boolean): Option[String] =
+    if (FipsRegions.contains(region)) None
+    else {
+      val others =
+        s"Kinesis and STS have no FIPS endpoints in region '$region' (they have in ${FipsRegions.mkString(", ")})"
+      variants.fips match {
+        case Some(true) =>
+          Some(s"Option 'useFipsEndpoint' is true but $others; use a stream in one of those regions, or remove " +
+            "'useFipsEndpoint'.")
+        case None if sdkFips =>
+          Some("The AWS SDK's own setting turns FIPS endpoints on (the AWS_USE_FIPS_ENDPOINT environment variable, " +
+            s"the aws.useFipsEndpoint system property or the profile's use_fips_endpoint) but $others; set option " +
+            "'useFipsEndpoint' to false for this query, or use a stream in one of those regions.")
+        case _ => None
+      }
+    }
 
   /** The Kinesis host the SDK's endpoint rules choose for `region` with `variants` (false where unset). */
   def kinesisHost(region: String, variants: EndpointVariants): String = {

@@ -42,6 +42,16 @@ class EndpointVariantsSuite extends AnyFunSuite {
     assert(EndpointVariants.problem(fips, "us-west-2").isEmpty)
     assert(EndpointVariants.problem(fips, "eu-central-1").exists(_.contains("region 'eu-central-1'")))
     assert(EndpointVariants.problem(EndpointVariants(Some(false), Some(true)), "eu-central-1").isEmpty)
+    // FIPS on by the SDK's own setting only (AWS_USE_FIPS_ENDPOINT on the driver): refused as well, naming the setting
+    // and the option that turns it off for the query; the option set to false wins over the setting.
+    val unset = EndpointVariants(None, None)
+    val bySdk = EndpointVariants.problem(unset, "eu-central-1", sdkFips = true)
+    assert(bySdk.exists(p =>
+        p.contains("AWS_USE_FIPS_ENDPOINT") && p.contains("'useFipsEndpoint' to false") &&
+          p.contains("region 'eu-central-1'")), bySdk)
+    assert(EndpointVariants.problem(unset, "us-gov-west-1", sdkFips = true).isEmpty)
+    assert(EndpointVariants.problem(unset, "eu-central-1", sdkFips = false).isEmpty)
+    assert(EndpointVariants.problem(EndpointVariants(Some(false), None), "eu-central-1", sdkFips = true).isEmpty)
   }
 
   test("the Glue host of the schema registry functions follows the variants too") {
