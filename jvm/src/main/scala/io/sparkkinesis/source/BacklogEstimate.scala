@@ -26,7 +26,9 @@ private[source] final class BacklogEstimate {
 
   /**
    * A reading of `key`: `behind` its MillisBehindLatest, said by a call that returned at `measuredAtMillis`;
-   * `records` and `bytes` what its fetcher read in all so far.
+   * `records` and `bytes` what its fetcher read in all so far. `continuous`: the shard's readers go on reading after
+   * the reading (real-time tasks, which report only when their batch ends), so the estimate is the one at the reading
+   * (the rate times `behind`) until the next, rather than growing with the time since it.
    */
   def observe(
       key: ShardKey,
@@ -34,7 +36,9 @@ private[source] final class BacklogEstimate {
       behind: Long,
       records: Long,
       bytes: Long,
-      held: Option[HeldRecords] = None): Unit = synchronized {
+      held: Option[HeldRecords] = None,
+      continuous: Boolean = false): Unit = synchronized {
+    val frozenAt = if (continuous) Some(measuredAtMillis) else None
     val at = measuredAtMillis - behind
     // The rate of the records held, for a shard whose rate is not known yet.
     def ofHeld: Option[(Double, Double)] = held.collect {
@@ -43,20 +47,25 @@ private[source] final class BacklogEstimate {
         (h.records / span, h.bytes / span)
     }
     seen.get(key) match {
-      case None => seen += key -> Seen(at, records, bytes, ofHeld)
+      case None => seen += key -> Seen(at, records, bytes, ofHeld, frozenAt)
       case Some(before) if at > before.streamMillis =>
         val span = (at - before.streamMillis).toDouble
         val now = (math.max(0L, records - before.records) / span, math.max(0L, bytes - before.bytes) / span)
         val rates = before.rates.fold(now) { case (r, b) => ((r + now._1) / 2, (b + now._2) / 2) }
-        seen += key -> Seen(at, records, bytes, Some(rates))
+        seen += key -> Seen(at, records, bytes, Some(rates), frozenAt)
       // No move in the stream's time (a clock step, a stale report): the records read count in the next span.
-      case Some(before) => if (before.rates.isEmpty) seen += key -> before.copy(rates = ofHeld)
+      case Some(before) => if (before.rates.isEmpty) seen += key -> before.copy(rates = ofHeld, frozenAt = frozenAt)
     }
   }
 
-  /** Records and bytes estimated between the fetcher's position in `key` and the tip, at `nowMillis`. */
+  /**
+   * Records and bytes estimated between the fetcher's position in `key` and the tip, at `nowMillis` (at the reading,
+   * for a shard read continuously).
+   */
   def aheadOfFetcher(key: ShardKey, nowMillis: Long): (Long, Long) = synchronized {
-    seen.get(key).flatMap(s => s.rates.map(_ -> math.max(0L, nowMillis - s.streamMillis))).fold((0L, 0L)) {
+    seen.get(key).flatMap { s =>
+      s.rates.map(_ -> math.max(0L, s.frozenAt.fold(nowMillis)(math.min(_, nowMillis)) - s.streamMillis))
+    }.fold((0L, 0L)) {
       case ((r, b), span) => (math.round(r * span), math.round(b * span))
     }
   }
@@ -69,6 +78,14 @@ private object BacklogEstimate {
   /** The shortest span of arrival times the records held must cover to give a rate. */
   val MinHeldSpanMillis = 1000L
 
-  /** Where a shard's fetcher was in the stream's time, what it had read by then, and the rates learnt so far. */
-  private final case class Seen(streamMillis: Long, records: Long, bytes: Long, rates: Option[(Double, Double)])
+  /**
+   * Where a shard's fetcher was in the stream's time, what it had read by then, the rates learnt so far, and for a
+   * shard read continuously when that was measured.
+   */
+  private final case class Seen(
+      streamMillis: Long,
+      records: Long,
+      bytes: Long,
+      rates: Option[(Double, Double)],
+      frozenAt: Option[Long] = None)
 }

@@ -90,16 +90,21 @@ private[sparkkinesis] final class SourceMetrics {
   }
 
   /**
-   * Readings whose counts cover one stretch of reading only (a real-time batch's tasks): added to the shard's
-   * earlier counts, and the records and bytes they handed on to the read totals, so that the metrics stay running
-   * totals as with the prefetch buffers.
+   * Readings whose counts cover one stretch of reading only (a real-time batch's tasks, at `nowMillis`): added to the
+   * shard's earlier counts, and the records and bytes they handed on to the read totals, so that the metrics stay
+   * running totals as with the prefetch buffers; and what the backlog estimate learns from them.
    */
-  def accumulate(readings: Seq[ShardReading]): Unit = synchronized {
+  def accumulate(readings: Seq[ShardReading], nowMillis: Long = System.currentTimeMillis()): Unit = synchronized {
     readings.foreach { r =>
       val total = latest.get(r.key).fold(r)(before => r.copy(counts = before.counts + r.counts))
       latest = latest.updated(r.key, total)
       val (records, bytes) = planned.getOrElse(r.key, (0L, 0L))
-      planned += r.key -> ((records + r.deliveredRecords, bytes + r.deliveredBytes))
+      val read = (records + r.deliveredRecords, bytes + r.deliveredBytes)
+      planned += r.key -> read
+      // The tasks' last reads were just before their batch's end: the backlog then, held until the next batch's end.
+      r.millisBehindLatest.foreach { behind =>
+        backlog.observe(r.key, r.measuredAtMillis.getOrElse(nowMillis), behind, read._1, read._2, continuous = true)
+      }
     }
   }
 

@@ -74,6 +74,21 @@ class BacklogEstimateSuite extends AnyFunSuite {
     assert(orders.recordsRead == 42L && orders.bytesRead == 420L, orders)
   }
 
+  test("real-time batches: the backlog at a batch's end is its tasks' read rate times their lag, held until the next") {
+    val m = new SourceMetrics
+    def end(records: Long, behind: Long) = Seq(ShardReading(shard, Some(behind), FetchCounts(calls = 3L),
+        "executor_h_1", deliveredRecords = records, deliveredBytes = records * 10))
+    m.accumulate(end(100L, 0L), nowMillis = 1000000L)
+    assert(m.byStream(Seq("orders"), nowMillis = 1010000L).head.pendingRecords == 0L, "no rate after one batch")
+    // 20 s later 3,000 more records were read and the tasks' last reads were 5 s behind: they moved through 15 s of
+    // the stream at 200 records a second, and 5 s of it (1,000 records) are ahead of them.
+    m.accumulate(end(3000L, 5000L), nowMillis = 1020000L)
+    val atEnd = m.byStream(Seq("orders"), nowMillis = 1020000L).head
+    assert(atEnd.pendingRecords == 1000L && atEnd.pendingBytes == 10000L, atEnd)
+    // A minute on, with no batch end since: the tasks kept reading, so the estimate stays what it was at the end.
+    assert(m.byStream(Seq("orders"), nowMillis = 1080000L).head == atEnd)
+  }
+
   test("per stream: pending is the buffered records plus the estimate, read counts are what rounds planned") {
     val m = new SourceMetrics
     m.recordRound(Seq(cut(shard, 100L, 10000L, 50L), cut(other, 10L, 0L, 0L)), 1000000L)
