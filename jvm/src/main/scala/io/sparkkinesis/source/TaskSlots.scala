@@ -44,6 +44,12 @@ private[sparkkinesis] object TaskSlots {
   /** Tasks Spark can run at once for the application now (at least one). With no session, no bound. */
   def current: Int = context.fold(Int.MaxValue)(sc => total(executors(sc)))
 
+  /**
+   * Tasks of the application running now, as the task scheduler counts them (not the listener bus): the slots other
+   * jobs hold while a query plans its next batch. With no session, none.
+   */
+  def busy: Int = context.fold(0)(_.statusTracker.getExecutorInfos.map(_.numRunningTasks).sum)
+
   /** The slots of `executors` (at least one: a cluster whose executors have not registered yet runs one task). */
   def total(executors: Map[String, Int]): Int = math.max(1, executors.values.sum)
 

@@ -38,8 +38,9 @@ import io.sparkkinesis.reader.{
  * that gets its slot only after the batch's end reads nothing. A task that still starts too late says so, and the
  * driver warns with [KINESIS_REAL_TIME_TASKS_LATE] naming its shards. When some tasks start too late while others
  * start in time, in two batches in a row (other jobs of the application hold slots), the next batches run only as
- * many tasks as started in time, until the application's slots change. Once is not enough to tell: a new
- * executor that is slow to start its first tasks looks the same for a batch.
+ * many tasks as started in time, until the application's slots change or enough of them are free again when a batch
+ * is planned (the other jobs ended). Once is not enough to tell: a new executor that is slow to start its first
+ * tasks looks the same for a batch.
  */
 private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, checkpointLocation: String)
   extends KinesisMicroBatchStream(options, checkpointLocation) with SupportsRealTimeMode {
@@ -89,6 +90,16 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
       val executors = TaskSlots.executors
       val appSlots = TaskSlots.total(executors)
       if (fitted.exists(_._1 != appSlots)) fitted = None
+      fitted.foreach { case (_, fit) =>
+        // This query's tasks of the batch before have ended: the tasks running now are other jobs'.
+        val wanted = math.min(appSlots, (readable.size + options.shardsPerTask - 1) / options.shardsPerTask)
+        val free = appSlots - TaskSlots.busy
+        if (wanted > fit && free >= wanted) {
+          fitted = None
+          logInfo(s"Real-time mode: $free of the application's $appSlots task slots are free again; the next " +
+            s"batches run up to $wanted tasks instead of $fit")
+        }
+      }
       val taskSlots = fitted.fold(appSlots)(f => math.min(appSlots, f._2))
       val perTask = TaskSlots.shardsPerTask(readable.size, options.shardsPerTask, taskSlots)
       if (perTask != options.shardsPerTask && !warnedPerTask.contains(perTask)) {

@@ -20,7 +20,7 @@ import io.sparkkinesis.testing.TestStreams._
  * gets its slot only after its batch's end reads nothing: planned from a parallelism of 8 on 2 cores, three of five
  * one-shard tasks would wait for a slot every batch and their shards would never be read. Where a task still gets
  * its slot too late (another query holds one), the driver warns, naming its shards, and once that has happened in
- * two batches in a row, fits the next batches to the tasks that got a slot in time.
+ * two batches in a row, fits the next batches to the tasks that got a slot in time, until the other query ends.
  */
 @Integration
 class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession with RealTimeQueries {
@@ -79,7 +79,8 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
     }
   }
 
-  test("a task left without a slot by another query is warned of, naming its shards, and the next batches fit") {
+  test("a task left without a slot by another query is warned of, naming its shards; the next batches fit " +
+    "until the slots are free again") {
     val server = kinesalite
     val other = freshStream(server, "rt-holder", 1)
     val stream = freshStream(server, "rt-late", 2)
@@ -105,6 +106,22 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
         def read = ByBatch.rows(sink).filter(r => put(r.data))
         await(query, s"the record of every shard (read: ${read.map(_.shardId).sorted})", 60)(
           read.map(_.data).toSet == put)
+        assert(read.map(_.task).toSet.size == 1, s"one task read both shards: $read")
+        // The other query ends: both slots are free when the next batch is planned, which runs two tasks again,
+        // one per shard. Each round puts a record in each shard and waits for both.
+        holder.stop()
+        def apart(round: Int): Boolean = {
+          val put = putInEachShard(server, stream, s"free$round")
+          def read = ByBatch.rows(sink).filter(r => put(r.data))
+          await(query, s"round $round: the record of every shard (read: ${read.map(_.shardId).sorted})", 60)(
+            read.map(_.data).toSet == put)
+          read.map(_.task).toSet.size == 2
+        }
+        val rounds = Iterator.from(1).take(10)
+        assert(rounds.exists { round =>
+            val batch = query.recentProgress.length
+            apart(round) || { await(query, s"a batch after round $round")(query.recentProgress.length > batch); false }
+          }, "the batches went back to one task per shard once the slots were free")
       } finally query.stop()
     } finally {
       logs.close()
@@ -115,7 +132,7 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
 
 object RealTimeSlotsSuite {
 
-  final case class Read(batch: Long, data: String, shardId: String)
+  final case class Read(batch: Long, data: String, shardId: String, task: Long)
 
   /** Rows with the batch they were written in, by sink name (local mode: one JVM). */
   object ByBatch {
@@ -127,8 +144,9 @@ object RealTimeSlotsSuite {
 
   final class ByBatch(name: String) extends ForeachWriter[Row] {
     private var batch = -1L
-    override def open(partitionId: Long, epochId: Long): Boolean = { batch = epochId; true }
-    override def process(r: Row): Unit = ByBatch.queue(name).add(Read(batch, r.getString(0), r.getString(1)))
+    private var task = -1L
+    override def open(partitionId: Long, epochId: Long): Boolean = { batch = epochId; task = partitionId; true }
+    override def process(r: Row): Unit = ByBatch.queue(name).add(Read(batch, r.getString(0), r.getString(1), task))
     override def close(errorOrNull: Throwable): Unit = ()
   }
 }
