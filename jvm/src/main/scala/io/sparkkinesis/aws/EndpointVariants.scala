@@ -56,7 +56,7 @@ private[sparkkinesis] object EndpointVariants {
    * not exist fails at the first call with [KINESIS_ENDPOINT_UNREACHABLE], naming it).
    */
   def problem(variants: EndpointVariants, region: String): Option[String] =
-    problem(variants, region, sdkSetting(FipsEnabledProvider.builder().build().isFipsEnabled))
+    problem(variants, region, sdkFips)
 
   /**
    * The same, with `sdkFips` the SDK's own FIPS setting on this JVM (the driver), which decides where the option is
@@ -105,8 +105,11 @@ private[sparkkinesis] object EndpointVariants {
   /** `variants` with what is unset taken from the SDK's own settings (false where those say nothing either). */
   def effective(variants: EndpointVariants): EndpointVariants =
     EndpointVariants(
-      Some(variants.fips.getOrElse(sdkSetting(FipsEnabledProvider.builder().build().isFipsEnabled))),
+      Some(variants.fips.getOrElse(sdkFips)),
       Some(variants.dualstack.getOrElse(sdkSetting(DualstackEnabledProvider.builder().build().isDualstackEnabled))))
+
+  /** The SDK's own FIPS setting on this JVM. */
+  private def sdkFips: Boolean = sdkSetting(FipsEnabledProvider.builder().build().isFipsEnabled)
 
   /** The SDK's own setting (system property, environment variable, profile key), false where none is set. */
   private def sdkSetting(read: => java.util.Optional[java.lang.Boolean]): Boolean =

@@ -45,14 +45,20 @@ private[sparkkinesis] final class SourceMetrics {
   def recordRound(cuts: Seq[ShardCut], nowMillis: Long): Unit = synchronized {
     record(cuts.map(_.reading))
     cuts.foreach { c =>
-      val (r, b) = planned.getOrElse(c.key, (0L, 0L))
-      val total = (r + c.records, b + c.bytes)
-      planned += c.key -> total
+      val total = addRead(c.key, c.records, c.bytes)
       c.reading.millisBehindLatest.foreach { behind =>
         backlog.observe(c.key, c.reading.measuredAtMillis.getOrElse(nowMillis), behind, total._1 + c.bufferedRecords,
           total._2 + c.bufferedBytes, c.reading.held)
       }
     }
+  }
+
+  /** Adds `records` and `bytes` read from `key` to its totals, and returns them. */
+  private def addRead(key: ShardKey, records: Long, bytes: Long): (Long, Long) = {
+    val (r, b) = planned.getOrElse(key, (0L, 0L))
+    val total = (r + records, b + bytes)
+    planned += key -> total
+    total
   }
 
   /**
@@ -98,9 +104,7 @@ private[sparkkinesis] final class SourceMetrics {
     readings.foreach { r =>
       val total = latest.get(r.key).fold(r)(before => r.copy(counts = before.counts + r.counts))
       latest = latest.updated(r.key, total)
-      val (records, bytes) = planned.getOrElse(r.key, (0L, 0L))
-      val read = (records + r.deliveredRecords, bytes + r.deliveredBytes)
-      planned += r.key -> read
+      val read = addRead(r.key, r.deliveredRecords, r.deliveredBytes)
       // The tasks' last reads were just before their batch's end: the backlog then, held until the next batch's end.
       r.millisBehindLatest.foreach { behind =>
         backlog.observe(r.key, r.measuredAtMillis.getOrElse(nowMillis), behind, read._1, read._2, continuous = true)
