@@ -59,4 +59,10 @@ private[sparkkinesis] object TaskSlots {
   /** `configured` shards per task, or more: as many as it takes for `shards` to fit in `slots` tasks. */
   def shardsPerTask(shards: Int, configured: Int, slots: Int): Int =
     math.max(configured, (shards + math.max(slots, 1) - 1) / math.max(slots, 1))
+
+  /** The tasks `shards` make at [[shardsPerTask]] with `configured` and `slots`. */
+  def tasks(shards: Int, configured: Int, slots: Int): Int = {
+    val perTask = shardsPerTask(shards, configured, slots)
+    (shards + perTask - 1) / perTask
+  }
 }

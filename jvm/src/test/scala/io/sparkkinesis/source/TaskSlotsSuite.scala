@@ -28,4 +28,11 @@ class TaskSlotsSuite extends AnyFunSuite {
     } finally sc.stop()
     assert(TaskSlots.total(Map.empty) == 1 && TaskSlots.total(Map("1" -> 2, "2" -> 4)) == 6)
   }
+
+  test("tasks: the shards in groups of shardsPerTask, raised to fit the slots") {
+    assert(TaskSlots.tasks(2, 1, 2) == 2)
+    assert(TaskSlots.tasks(5, 1, 4) == 3) // 2 shards a task to fit 4 slots: 2 + 2 + 1
+    assert(TaskSlots.tasks(7, 2, 8) == 4) // shardsPerTask=2: 2 + 2 + 2 + 1
+    assert(TaskSlots.tasks(0, 1, 2) == 0)
+  }
 }

@@ -91,8 +91,9 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
       val appSlots = TaskSlots.total(executors)
       if (fitted.exists(_._1 != appSlots)) fitted = None
       fitted.foreach { case (_, fit) =>
-        // This query's tasks of the batch before have ended: the tasks running now are other jobs'.
-        val wanted = math.min(appSlots, (readable.size + options.shardsPerTask - 1) / options.shardsPerTask)
+        // This query's tasks of the batch before have ended: the tasks running now are other jobs'. The tasks the
+        // batch would run unfitted, as the plan below makes them.
+        val wanted = TaskSlots.tasks(readable.size, options.shardsPerTask, appSlots)
         val free = appSlots - TaskSlots.busy
         if (wanted > fit && free >= wanted) {
           fitted = None
