@@ -38,6 +38,8 @@ private[sparkkinesis] final class CloudWatchPublisher(
   private var warned = false
   @volatile private var failed = 0L
   @volatile private var sent = 0L
+  // Guards `scheduled`: not the publisher's own lock, which a tick holds through its call to CloudWatch.
+  private val scheduling = new Object
   @volatile private var scheduled: Option[ScheduledFuture[_]] = None
 
   /** PutMetricData rounds that failed since the query started. */
@@ -109,7 +111,7 @@ private[sparkkinesis] final class CloudWatchPublisher(
     (Dimensions.QueryName -> queryName) +: (stream.map(Dimensions.StreamName -> _).toSeq ++ settings.dimensions)
 
   /** Ticks every `intervalMillis` on the publishers' thread until [[stop]]. */
-  def start(intervalMillis: Long): Unit = synchronized {
+  def start(intervalMillis: Long): Unit = scheduling.synchronized {
     if (scheduled.isEmpty) {
       val task: Runnable = () =>
         try tick(Instant.now())
@@ -124,7 +126,7 @@ private[sparkkinesis] final class CloudWatchPublisher(
    * whatever the backoff; then the sender closes. The query's stop does not wait for that round, and a JVM that exits
    * at once may not run it.
    */
-  def stop(): Unit = synchronized {
+  def stop(): Unit = scheduling.synchronized {
     scheduled match {
       case Some(ticking) =>
         ticking.cancel(false)

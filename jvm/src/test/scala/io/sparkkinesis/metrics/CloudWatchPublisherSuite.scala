@@ -20,7 +20,7 @@ class CloudWatchPublisherSuite extends AnyFunSuite {
   private val settings = CloudWatchSettings("SparkKinesis", Seq("Environment" -> "test"),
     AwsConnection("eu-west-1", None, CredentialsConfig.DefaultChain, cborEnabled = true))
 
-  private final class FakeSender extends CloudWatchSender {
+  private class FakeSender extends CloudWatchSender {
     val calls = mutable.Buffer.empty[Seq[Datum]]
     var failWith: Option[RuntimeException] = None
     @volatile var closed = false
@@ -157,6 +157,30 @@ class CloudWatchPublisherSuite extends AnyFunSuite {
     assert(sender.closed, "the sender closes after the last round")
     assert(sender.calls.size == 2, sender.calls)
     assert(value(sender.calls.last, "recordsRead") == 75d, "the counts since the last tick that went out")
+  }
+
+  test("stop does not wait for a tick whose call to CloudWatch is under way") {
+    val entered = new java.util.concurrent.CountDownLatch(1)
+    val release = new java.util.concurrent.CountDownLatch(1)
+    val sender = new FakeSender {
+      override def put(namespace: String, at: Instant, data: Seq[Datum]): Unit = {
+        entered.countDown()
+        release.await(30, java.util.concurrent.TimeUnit.SECONDS)
+        super.put(namespace, at, data)
+      }
+    }
+    val publisher = new CloudWatchPublisher("q", settings, () => new Figures().stats, sender)
+    publisher.start(3600000L)
+    val ticking = new Thread(() => publisher.tick(now))
+    ticking.start()
+    try {
+      assert(entered.await(10, java.util.concurrent.TimeUnit.SECONDS), "the tick reached CloudWatch")
+      val stopped = new java.util.concurrent.CountDownLatch(1)
+      val stopping = new Thread(() => { publisher.stop(); stopped.countDown() })
+      stopping.start()
+      assert(stopped.await(10, java.util.concurrent.TimeUnit.SECONDS), "stop returned while the call was under way")
+    } finally release.countDown()
+    ticking.join(10000)
   }
 
   test("stop of a publisher that never started closes the sender at once") {
