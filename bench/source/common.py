@@ -38,6 +38,8 @@ def spark_session(app: str, conf: dict[str, str] | None = None, jars: str | None
                .config("spark.driver.memory", "2g"))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    if os.environ.get("BENCH_DRIVER_JAVA_OPTIONS"):
+        builder = builder.config("spark.driver.extraJavaOptions", os.environ["BENCH_DRIVER_JAVA_OPTIONS"])
     spark = (builder.config("spark.jars", jars) if jars else configure_spark_with_kinesis(builder)).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

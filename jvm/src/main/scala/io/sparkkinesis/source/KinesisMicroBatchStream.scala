@@ -185,6 +185,9 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     known = offset.shards.keySet
   }
 
+  /** Lists shards ahead of the plans from now on, off the planning thread ([[ShardTracker.listAhead]]). */
+  private[source] def listShardsAhead(): Unit = tracker.listAhead()
+
   /** Whether the last shard listing shows the shard closed (read by GetRecords to its end in every mode). */
   private[source] def isClosed(key: ShardKey): Boolean = tracker.isClosed(key)
 
@@ -310,6 +313,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   override def commit(end: Offset): Unit = ()
 
   override def stop(): Unit = {
+    tracker.stopListingAhead()
     metricsRun.foreach(QueryMetricsRegistry.detach)
     quietWatch.close()
     prefetchJob.release(sourceId, planner.locations)

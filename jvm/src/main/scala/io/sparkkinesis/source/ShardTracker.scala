@@ -1,5 +1,10 @@
 package io.sparkkinesis.source
 
+import java.util.concurrent.ScheduledFuture
+import java.util.concurrent.atomic.AtomicReference
+
+import scala.util.control.NonFatal
+
 import org.apache.spark.internal.Logging
 
 import software.amazon.awssdk.services.kinesis.KinesisClient
@@ -18,6 +23,12 @@ import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, St
  *    loss, which fails the query (`failOnDataLoss`), or is logged, counted in `lostShards` and the shard dropped.
  * It also says which shards may be read now: a child only once each parent it has in the offset has been read to
  * its end in an offset already in Spark's offset log, so per partition key order holds across splits and merges.
+ *
+ * A real-time query lists ahead ([[listAhead]]): a daemon thread lists every `intervalMillis`, and a batch's plan
+ * that finds a listing due takes the latest of those instead of calling ListShards between two batches, where
+ * records wait for the call. It takes one only when it is fresh (younger than `intervalMillis`, newer than the last
+ * listing used) and names every shard of the offset: anything else (a shard gone, or a child the readers went into
+ * after the listing was taken) is decided by a listing taken then, as is a listing `force`d after a shard ended.
  */
 private[sparkkinesis] final class ShardTracker(
     client: () => KinesisClient,
@@ -32,21 +43,59 @@ private[sparkkinesis] final class ShardTracker(
   /** Shards dropped from the offset unread to their end because the listing no longer had them. */
   @volatile var lostShards = 0L
 
+  /** The latest listing taken ahead, and when it was begun. */
+  private val ahead = new AtomicReference[Option[(Map[ShardKey, ShardDescription], Long)]](None)
+  private var aheadTask: Option[ScheduledFuture[_]] = None
+
   def list(): Map[ShardKey, ShardDescription] = {
-    val shards = streams.flatMap { s =>
+    val shards = fetch()
+    adopt(shards, System.currentTimeMillis())
+  }
+
+  private def fetch(): Map[ShardKey, ShardDescription] =
+    streams.flatMap { s =>
       ShardListing.list(s, policy)(client().listShards).map(d => ShardKey(s.name, d.shardId) -> d)
     }.toMap
+
+  private def adopt(shards: Map[ShardKey, ShardDescription], at: Long): Map[ShardKey, ShardDescription] = {
     parents = shards.map { case (k, d) => k -> d.parents.map(p => ShardKey(k.stream, p)) }
     closed = shards.collect { case (k, d) if d.isClosed => k }.toSet
-    lastListing = System.currentTimeMillis()
+    lastListing = at
     shards
   }
+
+  /** From now on, lists every `intervalMillis` on the driver's listing thread (see the class comment). */
+  def listAhead(): Unit = synchronized {
+    if (aheadTask.isEmpty) aheadTask = Some(ListingTimer.every(intervalMillis) { () =>
+      val begun = System.currentTimeMillis()
+      try ahead.set(Some((fetch(), begun)))
+      catch { case NonFatal(e) => logDebug(s"A shard listing taken ahead failed; the next plan lists itself: $e") }
+    })
+  }
+
+  /** Whether a listing taken ahead is at hand (for tests). */
+  private[source] def aheadDone: Boolean = ahead.get.isDefined
+
+  /** Stops listing ahead. */
+  def stopListingAhead(): Unit = synchronized {
+    aheadTask.foreach(_.cancel(false))
+    aheadTask = None
+  }
+
+  /** The listing taken ahead, when it may stand for one taken `now` for `offset` (see the class comment). */
+  private def takeAhead(offset: KinesisSourceOffset, now: Long): Option[Map[ShardKey, ShardDescription]] =
+    ahead.get.collect {
+      case (shards, begun)
+          if begun >= lastListing && now - begun < intervalMillis &&
+            offset.shards.keys.forall(shards.contains) =>
+        adopt(shards, begun)
+    }
 
   /** `offset` brought in step with a fresh listing, when one is due or `force`d (see the class comment). */
   def refresh(offset: KinesisSourceOffset, now: Long, force: Boolean = false): KinesisSourceOffset =
     if (!force && now - lastListing < intervalMillis) offset
     else {
-      val listed = list()
+      val listed = (if (force) None else takeAhead(offset, now)).getOrElse(list())
       val gone = offset.shards.filter { case (k, _) => !listed.contains(k) }
       gone.collect { case (k, p) if p != ShardPosition.Ended => k -> p }.toSeq.sortBy(_._1).foreach { case (k, p) =>
         val detail = s"the shard is no longer listed (its records expired with the stream's retention period) " +

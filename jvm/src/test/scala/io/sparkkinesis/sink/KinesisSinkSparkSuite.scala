@@ -71,6 +71,21 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
       .foreach(n => assert(byName(n).contains("0"), n))
   }
 
+  test("a task commits without asking Spark's commit coordinator, batch or streaming: its records are out already") {
+    import io.sparkkinesis.compat.CollectionConverters._
+    val stream = freshStream(1)
+    val info = new org.apache.spark.sql.connector.write.LogicalWriteInfo {
+      override def queryId(): String = "q"
+      override def schema(): org.apache.spark.sql.types.StructType =
+        spark.range(1).selectExpr("CAST(id AS STRING) AS data", "'k' AS partitionKey").schema
+      override def options(): org.apache.spark.sql.util.CaseInsensitiveStringMap =
+        new org.apache.spark.sql.util.CaseInsensitiveStringMap((connectionOptions + ("streamName" -> stream)).asJava)
+    }
+    val write = new io.sparkkinesis.KinesisTable(info.schema()).newWriteBuilder(info).build()
+    assert(!write.toBatch.useCommitCoordinator(), "a batch write's tasks ask the coordinator")
+    assert(!write.toStreaming.useCommitCoordinator(), "a streaming write's tasks ask the coordinator")
+  }
+
   test("a bad input schema fails when the write starts, listing the expected columns") {
     val e = intercept[KinesisOptionException] {
       spark.range(3).selectExpr("CAST(id AS STRING) AS data", "id AS partitionKey")

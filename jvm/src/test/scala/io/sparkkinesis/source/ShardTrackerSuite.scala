@@ -13,10 +13,14 @@ import software.amazon.awssdk.services.kinesis.model._
 /** A ListShards-only fake: a stream with `shards` shards served in pages, checking the API's paging rules. */
 final class PagedListShards(@volatile var shardsOf: Map[String, Seq[Shard]], pageSize: Int) extends KinesisClient {
   val requests = mutable.ArrayBuffer.empty[ListShardsRequest]
+
+  /** The thread of each request. */
+  val threads = mutable.ArrayBuffer.empty[String]
   override def serviceName(): String = "kinesis"
   override def close(): Unit = ()
   override def listShards(r: ListShardsRequest): ListShardsResponse = synchronized {
     requests += r
+    threads += Thread.currentThread().getName
     val (stream, from) = Option(r.nextToken()) match {
       case Some(token) =>
         require(r.streamName() == null && r.streamARN() == null, "NextToken must not come with StreamName or StreamARN")
@@ -157,5 +161,57 @@ class ShardTrackerSuite extends AnyFunSuite {
     assert(refreshed.shards.keySet == Set(key(1)))
     assert(tracker.lostShards == 1)
     assert(tracker.readable(refreshed) == Seq(key(1)))
+  }
+
+  private def notStarted(keys: Int*): Map[ShardKey, ShardPosition] =
+    keys.map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap
+
+  /** Waits until the tracker's listing thread has asked for a listing `n` times, and that last listing is done. */
+  private def awaitAheadListings(fake: PagedListShards, tracker: ShardTracker, n: Int): Unit = {
+    def ahead = fake.synchronized(fake.threads.count(_ == "kinesis-shard-listing"))
+    val until = System.currentTimeMillis() + 10000
+    while ((ahead < n || !tracker.aheadDone) && System.currentTimeMillis() < until) Thread.sleep(5)
+    assert(ahead >= n && tracker.aheadDone, s"the listing thread asked $ahead times in 10 s")
+  }
+
+  test("a tracker that lists ahead lists on the driver's listing thread, and a due plan takes that listing") {
+    val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
+    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
+    try {
+      tracker.list()
+      // A split after the plan's last listing: the listing taken ahead sees it.
+      fake.shardsOf = Map("orders" -> Seq(shard(0, closed = true), shard(1), shard(2, Seq(0)), shard(3, Seq(0))))
+      tracker.listAhead()
+      awaitAheadListings(fake, tracker, 1)
+      val callerCalls = fake.synchronized(fake.threads.count(_ == Thread.currentThread().getName))
+      val refreshed = tracker.refresh(KinesisSourceOffset(notStarted(0, 1)), tracker.nextListingMillis)
+      assert(fake.synchronized(fake.threads.count(_ == Thread.currentThread().getName)) == callerCalls,
+        "the due plan called ListShards itself")
+      assert(refreshed.shards.keySet == Set(key(0), key(1), key(2), key(3)))
+      assert(tracker.readable(refreshed) == Seq(key(0), key(1)), "the children wait for their parent")
+      assert(tracker.isClosed(key(0)))
+    } finally tracker.stopListingAhead()
+  }
+
+  test("a listing taken ahead that lacks a shard of the offset, or a forced one, is listed by the plan itself") {
+    val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
+    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
+    try {
+      tracker.list()
+      tracker.listAhead()
+      awaitAheadListings(fake, tracker, 1)
+      // The readers went into a child of a split the listing taken ahead predates: it must not call the child gone.
+      fake.shardsOf = Map("orders" -> Seq(shard(0, closed = true), shard(1), shard(2, Seq(0)), shard(3, Seq(0))))
+      val offset = KinesisSourceOffset(notStarted(1, 3) ++ Map(key(0) -> ShardPosition.Ended, key(2) -> readTo5))
+      def callerCalls = fake.synchronized(fake.threads.count(_ == Thread.currentThread().getName))
+      val before = callerCalls
+      val refreshed = tracker.refresh(offset, tracker.nextListingMillis)
+      assert(callerCalls == before + 1, "the plan did not list itself")
+      assert(refreshed == offset)
+      assert(tracker.lostShards == 0)
+      val forced = callerCalls
+      tracker.refresh(offset, System.currentTimeMillis(), force = true)
+      assert(callerCalls == forced + 1, "a forced listing is the plan's own")
+    } finally tracker.stopListingAhead()
   }
 }

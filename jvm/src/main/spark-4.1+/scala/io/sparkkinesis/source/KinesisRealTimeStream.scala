@@ -24,10 +24,11 @@ import io.sparkkinesis.reader.{
  * end offset, which Spark writes to its offset log and the next batch starts from.
  *
  * Shards: each batch lists the shards when a listing is due (`shardDiscoveryInterval`), or at once after a shard
- * ended in the batch before, and reads those it may (a child once its parents are read to their end). A task that
- * reads a shard to its end goes on into the children it may read (see the reader), so records of a split shard
- * reach the sink within the batch, after every record of their parent; a merged shard whose parents were read by
- * two tasks is read from the next batch on.
+ * ended in the batch before, and reads those it may (a child once its parents are read to their end). The due
+ * listing is one the driver's listing thread took during the batch (`ShardTracker.listAhead`), so that a batch end
+ * does not wait on ListShards. A task that reads a shard to its end goes on into the children it may read (see the
+ * reader), so records of a split shard reach the sink within the batch, after every record of their parent; a
+ * merged shard whose parents were read by two tasks is read from the next batch on.
  *
  * Fetchers outlive batches: a task gives each shard's fetcher back to its executor's `fetching.FetcherPool` when the
  * batch ends, and the next batch's task of the shard takes it there, so a steady query opens no shard iterator or
@@ -75,6 +76,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   override def prepareForRealTimeMode(): Unit = {
     RealTimeMode.checkOptions(options)
     realTime = true
+    listShardsAhead()
     logInfo(s"Reading ${options.streams.mkString(", ")} in real-time mode")
   }
 
