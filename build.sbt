@@ -156,6 +156,9 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
       }))
     case _ => Nil
   }),
+  // Suites another run of `make test` covers for this artifact (SparkBuild.notInMakeTest) run in `make test-full` only.
+  Test / testOptions ++= (if (sys.env.contains("SPARK_KINESIS_ALL_SUITES") || b.notInMakeTest.isEmpty) Nil
+                          else Seq(Tests.Filter(name => !b.notInMakeTest.contains(name.substring(name.lastIndexOf('.') + 1))))),
   // A test tagged FullOnly (testing/FullOnly: the 10,000-shard query under the service's limits) runs in
   // `make test-full` (SPARK_KINESIS_ALL_SUITES=1) only.
   Test / testOptions ++= (if (sys.env.contains("SPARK_KINESIS_ALL_SUITES")) Nil

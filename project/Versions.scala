@@ -22,6 +22,8 @@ object Versions {
  *                    (SPARK_KINESIS_ALL_SUITES=1) runs every suite on every artifact.
  * @param unitSuites  whether `make test` runs the unit suites (untagged) for this artifact too: not where another
  *                    artifact already runs them on the same code (`make test-full` always does)
+ * @param notInMakeTest suites `make test` leaves out for this artifact because another run there does the same
+ *                    (`make test-full` runs them): PackagedJarSuite for the jars the Python suites load
  * @param newerFolders folders of code for newer Spark minor versions of the line (`jvm/src/main/<folder>/scala`),
  *                    compiled against `spark` and loaded only where the running Spark has what they need:
  *                    `spark-4.1+` holds real-time mode, which Spark 4.0 lacks
@@ -35,6 +37,7 @@ final case class SparkBuild(
     supports: Seq[String],
     crossSuites: Option[Seq[String]] = None,
     unitSuites: Boolean = true,
+    notInMakeTest: Seq[String] = Nil,
     newerFolders: Seq[String] = Nil) {
   def scalaBinary: String = scala.split('.').take(2).mkString(".")
   def artifact: String = s"spark-kinesis-${line}_$scalaBinary"
@@ -45,15 +48,16 @@ final case class SparkBuild(
 object SparkBuilds {
   /** The default: the newest PySpark on PyPI, which the whole suite runs on; serves Spark 4.0 to 4.3. */
   val spark4 = SparkBuild("4.x", "4.3.0", "2.13.18", 17, fromPySpark = true, Seq("4.0", "4.1", "4.2", "4.3"),
-    newerFolders = Seq("spark-4.1+"))
+    notInMakeTest = Seq("PackagedJarSuite"), newerFolders = Seq("spark-4.1+"))
   /**
-   * What the Spark 3.5 artifacts run in `make test` besides the unit suites: a batch and a streaming read and a write
-   * through Spark 3.5 (the round trip and the streaming source suite), and the sink's task metrics, set by the 3.5
-   * version folder's `compat/BulkDataWriter`. Everything else is the same code on the same servers as the Spark 4
-   * run, which runs every suite; `make test-full` runs every suite here too.
+   * What the Spark 3.5/Scala 2.12 artifact runs in `make test` besides the unit suites: a batch and a streaming read
+   * and a write through Spark 3.5 (the round trip and the streaming source suite), and the sink's task metrics, set by
+   * the 3.5 version folder's `compat/BulkDataWriter`. Everything else is the same code on the same servers as the
+   * Spark 4 run, which runs every suite; its jar reads and writes through Spark 3.5 in the compat tests on PySpark
+   * 3.5.9; `make test-full` runs every suite here too.
    */
   val spark35CrossSuites = Some(Seq("KinesisRoundTripSuite", "KinesisSinkSparkSuite", "KinesisStreamingSourceSuite",
-    "PackagedJarSuite", "ReadKinesisSuite", "KinesisCatalogSuite"))
+    "ReadKinesisSuite", "KinesisCatalogSuite"))
   /** Spark 3.5 as PyPI and EMR 7 / Glue 5 ship it. */
   val spark35Scala212 =
     SparkBuild("3.5", "3.5.9", "2.12.18", 11, fromPySpark = false, Seq("3.5"), crossSuites = spark35CrossSuites)

@@ -17,7 +17,8 @@ import io.sparkkinesis.testing.TestStreams._
  * The artifact's shipped jar, not its classes: a JVM whose class path is Spark (the build's, for this artifact's
  * Spark line and Scala version) and the assembly jar runs `PackagedJarMain`, which writes and reads a stream through
  * Spark. It is how the Spark 3.5/Scala 2.13 jar, which no PySpark on PyPI can load, reads and writes through Spark in
- * `make test`; the other two jars do it in the Python suites as well. The build passes the jar's path and Spark's
+ * `make test`; the other two jars do it in the Python suites, so `make test` runs this suite for that jar alone and
+ * `make test-full` for all three (project/Versions.scala). The build passes the jar's path and Spark's
  * class path (build.sbt, `Test / javaOptions`); the jar must have been built (`make test` builds it first).
  */
 @Integration
