@@ -174,11 +174,18 @@ class ShardTrackerSuite extends AnyFunSuite {
     assert(ahead >= n && tracker.aheadDone, s"the listing thread asked $ahead times in 10 s")
   }
 
+  /** Lists, then waits for the clock to pass the listing's millisecond: a listing begun then is a newer one. */
+  private def listedBefore(tracker: ShardTracker, intervalMillis: Long): Unit = {
+    tracker.list()
+    val listedAt = tracker.nextListingMillis - intervalMillis
+    while (System.currentTimeMillis() <= listedAt) Thread.sleep(1)
+  }
+
   test("a tracker that lists ahead lists on the driver's listing thread, and a due plan takes that listing") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
     val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
     try {
-      tracker.list()
+      listedBefore(tracker, 60000)
       // A split after the plan's last listing: the listing taken ahead sees it.
       fake.shardsOf = Map("orders" -> Seq(shard(0, closed = true), shard(1), shard(2, Seq(0)), shard(3, Seq(0))))
       tracker.listAhead()
@@ -197,7 +204,7 @@ class ShardTrackerSuite extends AnyFunSuite {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
     val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
     try {
-      tracker.list()
+      listedBefore(tracker, 60000)
       tracker.listAhead()
       awaitAheadListings(fake, tracker, 1)
       // The readers went into a child of a split the listing taken ahead predates: it must not call the child gone.
