@@ -143,22 +143,20 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   },
   Test / envVars := Map("SPARK_LOCAL_IP" -> "127.0.0.1", "AWS_EC2_METADATA_DISABLED" -> "true"),
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDFT"),
-  // An artifact with `crossSuites` runs those and, unless `unitSuites` is false, the unit suites
-  // (SPARK_KINESIS_ALL_SUITES=1, `make test-full`: every suite). A suite is an integration suite when its source says
-  // `@Integration` (docs/testing.md).
-  Test / testOptions ++= (b.crossSuites match {
-    case Some(cross) if !sys.env.contains("SPARK_KINESIS_ALL_SUITES") =>
-      val integration = ((sourceDirectory.value / "test") ** "*Suite.scala").get
-        .filter(f => IO.read(f).contains("\n@Integration")).map(_.base).toSet
-      Seq(Tests.Filter(name => {
-        val simple = name.substring(name.lastIndexOf('.') + 1)
-        cross.contains(simple) || (b.unitSuites && !integration.contains(simple))
-      }))
-    case _ => Nil
+  // Which suites `make test` runs for an artifact (SPARK_KINESIS_ALL_SUITES=1, `make test-full`: every suite): with
+  // `crossSuites`, those and, unless `unitSuites` is false, the unit suites; never those in `notInMakeTest`, which
+  // another run of `make test` covers. A suite is an integration suite when its source says `@Integration`
+  // (docs/testing.md).
+  Test / testOptions ++= (if (sys.env.contains("SPARK_KINESIS_ALL_SUITES")) Nil
+  else {
+    val tests = (sourceDirectory.value / "test") ** "*Suite.scala"
+    lazy val integration = tests.get.filter(f => IO.read(f).contains("\n@Integration")).map(_.base).toSet
+    Seq(Tests.Filter(name => {
+      val simple = name.substring(name.lastIndexOf('.') + 1)
+      !b.notInMakeTest.contains(simple) &&
+        b.crossSuites.forall(cross => cross.contains(simple) || (b.unitSuites && !integration.contains(simple)))
+    }))
   }),
-  // Suites another run of `make test` covers for this artifact (SparkBuild.notInMakeTest) run in `make test-full` only.
-  Test / testOptions ++= (if (sys.env.contains("SPARK_KINESIS_ALL_SUITES") || b.notInMakeTest.isEmpty) Nil
-                          else Seq(Tests.Filter(name => !b.notInMakeTest.contains(name.substring(name.lastIndexOf('.') + 1))))),
   // A test tagged FullOnly (testing/FullOnly: the 10,000-shard query under the service's limits) runs in
   // `make test-full` (SPARK_KINESIS_ALL_SUITES=1) only.
   Test / testOptions ++= (if (sys.env.contains("SPARK_KINESIS_ALL_SUITES")) Nil

@@ -4,9 +4,14 @@ import java.lang.invoke.{MethodHandles, MethodType}
 import java.nio.file.Files
 
 import org.apache.spark.SparkEnv
+import org.apache.spark.sql.connector.write.LogicalWriteInfo
 import org.apache.spark.sql.streaming.Trigger
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.sparkkinesis.KinesisTable
+import io.sparkkinesis.compat.CollectionConverters._
 import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.errors.KinesisOptionException
 import io.sparkkinesis.metrics.QueryMetricsRegistry
@@ -72,16 +77,15 @@ class KinesisSinkSparkSuite extends AnyFunSuite with LocalKinesisServers with Sh
   }
 
   test("a task commits without asking Spark's commit coordinator, batch or streaming: its records are out already") {
-    import io.sparkkinesis.compat.CollectionConverters._
     val stream = freshStream(1)
-    val info = new org.apache.spark.sql.connector.write.LogicalWriteInfo {
+    val info = new LogicalWriteInfo {
       override def queryId(): String = "q"
-      override def schema(): org.apache.spark.sql.types.StructType =
+      override def schema(): StructType =
         spark.range(1).selectExpr("CAST(id AS STRING) AS data", "'k' AS partitionKey").schema
-      override def options(): org.apache.spark.sql.util.CaseInsensitiveStringMap =
-        new org.apache.spark.sql.util.CaseInsensitiveStringMap((connectionOptions + ("streamName" -> stream)).asJava)
+      override def options(): CaseInsensitiveStringMap =
+        new CaseInsensitiveStringMap((connectionOptions + ("streamName" -> stream)).asJava)
     }
-    val write = new io.sparkkinesis.KinesisTable(info.schema()).newWriteBuilder(info).build()
+    val write = new KinesisTable(info.schema()).newWriteBuilder(info).build()
     assert(!write.toBatch.useCommitCoordinator(), "a batch write's tasks ask the coordinator")
     assert(!write.toStreaming.useCommitCoordinator(), "a streaming write's tasks ask the coordinator")
   }
