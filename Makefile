@@ -67,13 +67,15 @@ help:
 
 # The virtual environments are installed without compiling every module to bytecode (PySpark alone has thousands):
 # Python compiles what a process imports, once, into the environment, and the set-up spends its CPU elsewhere.
-# The environment comes in two steps: first PySpark (the Spark 4 build compiles against its jars) and boto3 (the demo
-# writes with it), which is all `make demo` needs, then the rest of the test tools.
+# The environment comes in two steps: first PySpark (the Spark 4 build compiles against its jars), boto3 (the demo
+# writes with it) and the pinned setuptools and wheel (`make wheel` builds with them: the setuptools that
+# `python -m venv` brings is too old for the wheel's metadata), which is all `make demo`, `make jar` and `make wheel`
+# need, then the rest of the test tools.
 VENV_CORE := $(VENV)/.core
 venv: $(VENV)/.installed
 $(VENV_CORE): python/requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile $$(grep -E '^(pyspark|boto3)==' python/requirements-dev.txt)
+	$(PY) -m pip install --quiet --no-compile $$(grep -E '^(pyspark|boto3|setuptools|wheel)==' python/requirements-dev.txt)
 	touch $@
 $(VENV)/.installed: $(VENV_CORE) python/requirements-dev.txt
 	$(PY) -m pip install --quiet --no-compile -r python/requirements-dev.txt
@@ -97,9 +99,11 @@ tests/harness/node_modules/.package-lock.json: tests/harness/package-lock.json
 # The Spark 4 jar first (all `make demo` needs), then the Spark 3.5 ones in one more sbt run. (`make test` builds every
 # artifact in one sbt run: `build`.)
 jar: $(JARS) $(JAR_SBOMS)
-JAR_INPUTS = VERSION LICENSE build.sbt $(wildcard project/*.scala project/*.sbt project/build.properties) \
-  $(shell find jvm/src/main -type f 2>/dev/null)
-$(JAR): $(VENV_CORE) $(JAR_INPUTS)
+# The jars compile against the pinned PySpark's Spark (python/requirements-dev.txt): the virtual environment must
+# exist (order-only), but a new one with the same pins does not make jars that are up to date stale.
+JAR_INPUTS = VERSION LICENSE build.sbt python/requirements-dev.txt \
+  $(wildcard project/*.scala project/*.sbt project/build.properties) $(shell find jvm/src/main -type f 2>/dev/null)
+$(JAR): $(JAR_INPUTS) | $(VENV_CORE)
 	$(SBT) $(firstword $(SBT_PROJECTS))/assembly
 $(filter-out $(JAR),$(JARS)) &: $(JAR) $(JAR_INPUTS)
 	$(SBT) $(foreach p,$(filter-out $(firstword $(SBT_PROJECTS)),$(SBT_PROJECTS)),$(p)/assembly)
@@ -108,8 +112,9 @@ jvm/target/assembly/%-cyclonedx.json: jvm/target/assembly/%.jar bin/sbom
 
 # The -sources and -javadoc jars of every artifact, which Maven Central asks for (bin/publish-local publishes them).
 doc-jars: $(DOC_JARS)
-$(firstword $(DOC_JARS)): $(VENV_CORE) VERSION LICENSE NOTICE build.sbt \
-        $(wildcard project/*.scala project/*.sbt project/build.properties) $(shell find jvm/src/main -type f 2>/dev/null)
+$(firstword $(DOC_JARS)): VERSION LICENSE NOTICE build.sbt python/requirements-dev.txt \
+        $(wildcard project/*.scala project/*.sbt project/build.properties) $(shell find jvm/src/main -type f 2>/dev/null) \
+        | $(VENV_CORE)
 	$(SBT) $(foreach p,$(SBT_PROJECTS),$(p)/packageSrc $(p)/packageDoc)
 $(filter-out $(firstword $(DOC_JARS)),$(DOC_JARS)): $(firstword $(DOC_JARS))
 
@@ -142,7 +147,7 @@ test-scala: venv servers
 
 # pytest in PYTEST_WORKERS processes (pytest-xdist; the standalone-cluster tests share one, `xdist_group`).
 PYTEST_WORKERS ?= 3
-test-python: install-wheel servers doc-jars actionlint $(JAR_SBOMS) $(if $(JAVA_TOOL_OPTIONS),$(CDS_DIR)/default.jsa)
+test-python: venv install-wheel servers doc-jars actionlint $(JAR_SBOMS) $(if $(JAVA_TOOL_OPTIONS),$(CDS_DIR)/default.jsa)
 	@echo "== [$$(date +%T)] Python suites: start"
 	$(if $(JAVA_TOOL_OPTIONS),JAVA_TOOL_OPTIONS="$(JAVA_TOOL_OPTIONS) $(call CDS_OPTIONS,default)") \
 	  $(PY) -m pytest tests -n $(PYTEST_WORKERS) --dist loadgroup --durations=60 \
@@ -344,7 +349,7 @@ bench-ordered: install-wheel servers bench-venv
 
 # The CPU of an idle real-time query with enhanced fan-out on 50 kinesis-mock shards over a minute (a Scala main
 # under sbt; docs/performance.md, "Real-time mode"); about 3 minutes.
-bench-realtime-idle: servers
+bench-realtime-idle: servers $(VENV_CORE)
 	SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bench/realtime/idle_efo.sh $(IDLE_EFO_ARGS)
 
 # Whose is the pause at a real-time batch end (docs/performance.md, "Batch ends"): Spark's own pipeline (its test
@@ -352,7 +357,7 @@ bench-realtime-idle: servers
 # main under sbt, 20-second batches, 600 records/s for 50 s. PIPELINES chooses; about 2 minutes each; the whole
 # output in build/bench/batch-ends-<pipeline>.log.
 PIPELINES ?= spark source sink
-bench-batch-ends: servers
+bench-batch-ends: servers $(VENV_CORE)
 	mkdir -p build/bench
 	for p in $(PIPELINES); do \
 	  SPARK_JARS_DIR="$(SPARK_JARS_DIR)" bin/sbt "connector/Test/runMain io.sparkkinesis.source.BatchEndPause $$p 600 50 20" \

@@ -21,7 +21,21 @@ __all__ = ["__version__", "BundledJar", "bundled_jars", "jar_path", "built_for"]
 
 
 def _read_version() -> str:
-    return resources.files("spark_kinesis").joinpath("VERSION").read_text(encoding="utf-8").strip()
+    """The package's version: the ``VERSION`` file the wheel carries; in a source checkout that has not built one
+    (``PYTHONPATH=python``), the repository's own ``VERSION``; else what the installed distribution's metadata says.
+    """
+    bundled = resources.files("spark_kinesis").joinpath("VERSION")
+    if bundled.is_file():
+        return bundled.read_text(encoding="utf-8").strip()
+    checkout = Path(__file__).resolve().parents[2] / "VERSION"
+    if checkout.is_file():
+        return checkout.read_text(encoding="utf-8").strip()
+    from importlib import metadata
+
+    try:
+        return metadata.version("spark-kinesis")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 __version__: str = _read_version()
