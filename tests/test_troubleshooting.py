@@ -198,7 +198,9 @@ def test_kinesis_catalog_change_not_allowed(spark, kinesalite_server, stream_nam
     catalog = _catalog(spark, kinesalite_server, "trouble_guarded")
     drop = _error(lambda: spark.sql(f"DROP TABLE {catalog}.`{stream_name}`"))
     alter = _error(lambda: spark.sql(f"ALTER TABLE {catalog}.`{stream_name}` SET TBLPROPERTIES ('shardCount' = '2')"))
-    assert_documented("KINESIS_CATALOG_CHANGE_NOT_ALLOWED", [drop, alter])
+    create = _error(lambda: spark.sql(f"CREATE TABLE {catalog}.`{stream_name}-new` TBLPROPERTIES ('shardCount' = '1')"))
+    assert "allowCreateStream=true" in create
+    assert_documented("KINESIS_CATALOG_CHANGE_NOT_ALLOWED", [drop, alter, create])
     assert streams.client(kinesalite_server).describe_stream_summary(StreamName=stream_name)
 
 

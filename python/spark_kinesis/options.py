@@ -84,6 +84,7 @@ class KinesisOptions:
     CLOUD_WATCH_NAMESPACE: Final = "cloudWatchNamespace"
     CLOUD_WATCH_DIMENSIONS: Final = "cloudWatchDimensions"
     CLOUD_WATCH_ENDPOINT_URL: Final = "cloudWatchEndpointUrl"
+    ALLOW_CREATE_STREAM: Final = "allowCreateStream"
     ALLOW_ALTER_STREAM: Final = "allowAlterStream"
     ALLOW_DROP_STREAM: Final = "allowDropStream"
     REGISTRY_ENDPOINT_URL: Final = "registryEndpointUrl"
@@ -272,6 +273,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "cloudWatchEndpointUrl": OptionInfo(
         "cloudWatchEndpointUrl", "string", "both", None, (), None, None, False,
         "a non-empty string"),
+    "allowCreateStream": OptionInfo(
+        "allowCreateStream", "boolean", "catalog", "false", (), None, None, False,
+        "true or false"),
     "allowAlterStream": OptionInfo(
         "allowAlterStream", "boolean", "catalog", "false", (), None, None, False,
         "true or false"),

@@ -200,7 +200,7 @@ def main(config: dict) -> dict:
     endpoint, region = conn.pop("endpointUrl"), conn.pop("region")
     timeout, workdir = config["timeout"], config["workdir"]
     spark = connect_session(config["remote"], catalog="kinesis", initial_position="trim_horizon",
-                            **config["connection"])
+                            allow_create_stream=True, **config["connection"])
     result = {"session": type(spark).__module__, "started_s": round(time.monotonic() - started, 1)}
 
     # A batch write: returns None once the rows are in the stream.

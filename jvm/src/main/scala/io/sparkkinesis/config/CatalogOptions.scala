@@ -6,13 +6,14 @@ import io.sparkkinesis.errors.KinesisErrors
 
 /**
  * A Kinesis catalog's options (`spark.sql.catalog.<name>.<option>`): its own ([[Scope.Catalog]]: whether statements
- * may change or delete streams) and every other one, which its tables take as their options: the connection's
+ * may create, change or delete streams) and every other one, which its tables take as their options: the connection's
  * (`region`, `endpointUrl`, credentials, `roleArn`, ...) and defaults for every read or write of its streams
  * (`initialPosition`, `aggregation`, ...). Those are checked here as a read's and a write's would be, so a misspelt
  * catalog option fails when the catalog is first used, naming it; `connection` is the read's parse, which says how
  * to reach the service. `streamName` is not one: a catalog's tables are its streams.
  */
 private[sparkkinesis] final case class CatalogOptions(
+    allowCreateStream: Boolean,
     allowAlterStream: Boolean,
     allowDropStream: Boolean,
     tableOptions: Map[String, String],
@@ -36,7 +37,8 @@ private[sparkkinesis] object CatalogOptions {
     val asRead = asSide(Scope.Source)
     asSide(Scope.Sink) // checked only: a write of the catalog's tables parses its own
     val parsed = ParsedOptions(mine, Scope.Catalog)
-    CatalogOptions(parsed.getOrDefault(KinesisOptions.AllowAlterStream),
+    CatalogOptions(parsed.getOrDefault(KinesisOptions.AllowCreateStream),
+      parsed.getOrDefault(KinesisOptions.AllowAlterStream),
       parsed.getOrDefault(KinesisOptions.AllowDropStream), tables, asRead)
   }
 }

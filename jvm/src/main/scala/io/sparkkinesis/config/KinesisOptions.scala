@@ -231,6 +231,11 @@ private[sparkkinesis] object KinesisOptions {
   val CloudWatchEndpointUrl: OptionSpec[String] = OptionSpec("cloudWatchEndpointUrl", Text, None, Scope.Both, V0_1,
     "CloudWatch endpoint to use instead of the region's, e.g. a VPC endpoint or a local server for tests.", Metrics)
 
+  val AllowCreateStream: OptionSpec[Boolean] = OptionSpec("allowCreateStream", Bool, Some(false), Scope.Catalog,
+    V0_1,
+    "Whether `CREATE TABLE <catalog>.<stream>` may create a stream (provisioned shards and on-demand streams " +
+      "are billed by the hour from their creation; docs/sql.md). Set as " +
+      "`spark.sql.catalog.<name>.allowCreateStream`.", "Catalog")
   val AllowAlterStream: OptionSpec[Boolean] = OptionSpec("allowAlterStream", Bool, Some(false), Scope.Catalog, V0_1,
     "Whether `ALTER TABLE <catalog>.<stream> SET TBLPROPERTIES ('shardCount' = ..., 'streamMode' = ...)` may " +
       "change the stream's shard count or capacity mode (docs/sql.md). Set as " +
@@ -306,7 +311,7 @@ private[sparkkinesis] object KinesisOptions {
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,
     AggregationMaxSize, CloudWatchMetrics, CloudWatchNamespace, CloudWatchDimensions, CloudWatchEndpointUrl,
-    AllowAlterStream, AllowDropStream,
+    AllowCreateStream, AllowAlterStream, AllowDropStream,
     RegistryEndpointUrl, RegistryName, SchemaName, SchemaVersionNumber, SchemaDefinition, DataFormat,
     ProtobufMessageName, Framing,
     DecodeMode, ErrorField, Compression, AutoRegistration, SchemaCacheSize, SchemaCacheTtl)

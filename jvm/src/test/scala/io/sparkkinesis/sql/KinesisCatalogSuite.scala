@@ -162,20 +162,27 @@ class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with Shar
     assertMentions(property, "[KINESIS_INVALID_TABLE_PROPERTY]", "four")
   }
 
-  test("CREATE TABLE creates a stream; ALTER TABLE and DROP TABLE change or delete it only where the catalog allows") {
+  test("CREATE, ALTER and DROP TABLE create, change or delete a stream only where the catalog allows each") {
     val server = kinesisMock
     val guarded = catalog("guarded", server)
-    val open = catalog("open", server, Map("allowAlterStream" -> "true", "allowDropStream" -> "true"))
+    val open = catalog("open", server,
+      Map("allowCreateStream" -> "true", "allowAlterStream" -> "true", "allowDropStream" -> "true"))
     val stream = s"sqlcat-create-${System.nanoTime()}"
-    spark.sql(s"CREATE TABLE $guarded.`$stream` TBLPROPERTIES ('shardCount' = '2')")
+    val created = intercept[KinesisOptionException](
+      spark.sql(s"CREATE TABLE $guarded.`$stream` TBLPROPERTIES ('shardCount' = '2')"))
+    assertMentions(created, "[KINESIS_CATALOG_CHANGE_NOT_ALLOWED]",
+      s"spark.sql.catalog.$guarded.allowCreateStream=true")
+    assert(!exists(server, stream))
+    spark.sql(s"CREATE TABLE $open.`$stream` TBLPROPERTIES ('shardCount' = '2')")
     assert(shardCount(server, stream) == 2)
     val twice =
-      intercept[AnalysisException](spark.sql(s"CREATE TABLE $guarded.`$stream` TBLPROPERTIES ('shardCount' = '3')"))
+      intercept[AnalysisException](spark.sql(s"CREATE TABLE $open.`$stream` TBLPROPERTIES ('shardCount' = '3')"))
     assertMentions(twice, "already exists")
+    // A table that exists is no change: IF NOT EXISTS skips it on a catalog that may not create streams, too.
     spark.sql(s"CREATE TABLE IF NOT EXISTS $guarded.`$stream` TBLPROPERTIES ('shardCount' = '3')")
     assert(shardCount(server, stream) == 2)
     val onDemand = s"sqlcat-ondemand-${System.nanoTime()}"
-    spark.sql(s"CREATE TABLE $guarded.`$onDemand` TBLPROPERTIES ('streamMode' = 'on_demand')")
+    spark.sql(s"CREATE TABLE $open.`$onDemand` TBLPROPERTIES ('streamMode' = 'on_demand')")
     assert(spark.sql(s"SHOW TBLPROPERTIES $guarded.`$onDemand` ('streamMode')").head().getString(1) == "on_demand")
 
     // Spark 3.5 wraps what a catalog's alterTable throws in an error of its own ("Unsupported table change: ...").
