@@ -202,7 +202,6 @@ def connect_server(tmp_path_factory):
         "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
         "--master", "local[2]",
         "--jars", spark_kinesis.jar_path(),
-        "--conf", "spark.sql.extensions=io.sparkkinesis.KinesisSparkExtensions",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.driver.host=127.0.0.1",

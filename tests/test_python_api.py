@@ -298,13 +298,23 @@ def test_configure_adds_the_jar_unless_the_server_is_remote():
     assert "spark.jars" not in remote._options
 
 
-def test_configure_adds_the_sql_extensions_keeping_the_others():
+def test_configure_hides_every_secret_option_from_spark_keeping_a_redaction_pattern_of_the_builder():
     from pyspark.sql import SparkSession
 
+    secrets = [name for name, info in OPTIONS.items() if info.secret]
+    assert "roleExternalId" in secrets and "awsSecretKey" in secrets
     alone = configure_spark_with_kinesis(SparkSession.builder)
-    assert alone._options["spark.sql.extensions"] == "io.sparkkinesis.KinesisSparkExtensions"
-    kept = configure_spark_with_kinesis(SparkSession.builder.config("spark.sql.extensions", "org.example.Ext"))
-    assert kept._options["spark.sql.extensions"] == "org.example.Ext,io.sparkkinesis.KinesisSparkExtensions"
+    # The jar brings the SQL extensions itself (its service file): the builder sets none.
+    assert "spark.sql.extensions" not in alone._options
+    pattern = alone._options["spark.redaction.regex"]
+    assert pattern.startswith("(?i)secret|password|token|access[.]?key")
+    for name in secrets:
+        # As Spark matches it: anywhere in a setting's key, whatever the case of the option's name.
+        assert re.search(pattern, f"spark.sql.catalog.kinesis.{name.lower()}"), name
+    kept = configure_spark_with_kinesis(SparkSession.builder.config("spark.redaction.regex", "mine"))
+    assert kept._options["spark.redaction.regex"].startswith("mine|")
+    assert all(re.search(kept._options["spark.redaction.regex"], name.upper()) for name in secrets)
+    assert not re.search(kept._options["spark.redaction.regex"], "spark.sql.catalog.kinesis.region")
 
 
 def test_configure_registers_a_kinesis_catalog_with_its_options_checked():

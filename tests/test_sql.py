@@ -43,9 +43,58 @@ def test_a_session_catalog_table_reads_and_writes_its_stream_as_the_dataframe_ap
         spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
+# A PySpark session given only the connector's jar (`--jars`, no `spark.sql.extensions`, no helper of the package), its
+# connection from the AWS SDK's standard environment, as on Databricks: it reports what it found and counted.
+JAR_ALONE = """
+import json, sys
+from pyspark.sql import SparkSession
+
+stream, region = sys.argv[1], sys.argv[2]
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+count = spark.sql(f"SELECT count(*) FROM read_kinesis(streamName => '{stream}', region => '{region}', "
+                  "initialPosition => 'trim_horizon')").head()[0]
+functions = sorted(f.name for f in spark.catalog.listFunctions() if f.name.endswith("_glue_schema_registry"))
+print("REPORT " + json.dumps({"extensions": spark.conf.get("spark.sql.extensions", None), "count": count,
+                              "functions": functions}))
+spark.stop()
+"""
+
+
+@pytest.mark.compat
+@pytest.mark.heavy  # a Spark JVM of its own: the default line and 3.5 (a jar of its own) run it in `make test`
+@pytest.mark.jar_codecs
+def test_read_kinesis_needs_only_the_jar_and_the_sdk_environment(kinesis_mock_server, stream_name, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from spark_kinesis import jar_path
+
+    kinesis = streams.client(kinesis_mock_server)
+    streams.create_stream(kinesis, stream_name, 3)
+    streams.put_records(kinesis, stream_name, [(f"r{i}", f"k{i % 11}") for i in range(240)])
+    script = tmp_path / "jar_alone.py"
+    script.write_text(JAR_ALONE, encoding="utf-8")
+    o = connector_options(kinesis_mock_server)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYSPARK_", "SPARK_CONF"))}
+    env.update(AWS_ENDPOINT_URL_KINESIS=o["endpointUrl"], AWS_ACCESS_KEY_ID=o["awsAccessKeyId"],
+               AWS_SECRET_ACCESS_KEY=o["awsSecretKey"], AWS_EC2_METADATA_DISABLED="true", SPARK_LOCAL_IP="127.0.0.1",
+               PYSPARK_SUBMIT_ARGS=f"--jars {jar_path()} --conf spark.driver.host=127.0.0.1 pyspark-shell")
+    result = subprocess.run([sys.executable, str(script), stream_name, o["region"]], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    reports = [line[len("REPORT "):] for line in result.stdout.splitlines() if line.startswith("REPORT ")]
+    assert result.returncode == 0 and reports, result.stdout[-2000:] + result.stderr[-4000:]
+    report = json.loads(reports[0])
+    assert report == {"extensions": None, "count": 240,
+                      "functions": ["from_glue_schema_registry", "to_glue_schema_registry"]}, report
+
+
 @pytest.mark.compat
 @pytest.mark.jar_codecs
 def test_read_kinesis_in_sql_reads_the_stream_with_databricks_argument_names(spark, local_kinesis_server, stream_name):
+    # The tests' session is made by configure_spark_with_kinesis, which names no extensions: the jar brings them.
+    assert spark.conf.get("spark.sql.extensions", None) is None
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 2)
     written = [(f"r{i}", f"k{i % 5}") for i in range(150)]

@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 from spark_kinesis._jar import check_versions, jar_path
 from spark_kinesis._validate import _error, normalize
+from spark_kinesis.options import OPTIONS
 
 __all__ = ["configure_spark_with_kinesis"]
 
@@ -25,8 +26,14 @@ def _connect_server_url(options: Mapping[str, object]) -> Optional[str]:
     return None
 
 
-#: The connector's Spark SQL extensions: the ``read_kinesis`` table-valued function (docs/sql.md).
+#: The connector's Spark SQL extensions: the ``read_kinesis`` table-valued function and the schema registry functions
+#: (docs/sql.md). Spark loads them from the jar by itself (the jar's service file); naming them in
+#: ``spark.sql.extensions`` as well changes nothing.
 EXTENSIONS = "io.sparkkinesis.KinesisSparkExtensions"
+
+#: Spark's own ``spark.redaction.regex``, the names and values whose settings the Environment tab, the event log
+#: and plans hide, when a builder does not set one.
+SPARK_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key"
 
 #: The catalog whose tables are an account's streams (docs/sql.md, "The kinesis catalog").
 CATALOG = "io.sparkkinesis.KinesisCatalog"
@@ -36,14 +43,17 @@ _CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def configure_spark_with_kinesis(builder: SparkSession.Builder, catalog: Optional[str] = None,
                                  **catalog_options: object) -> SparkSession.Builder:
-    """Add the bundled connector jar to ``spark.jars`` of a session builder, and the connector's SQL extensions
-    (``read_kinesis``) to ``spark.sql.extensions``, and return the builder. With ``catalog``, also register a
+    """Add the bundled connector jar to ``spark.jars`` of a session builder, and the names of the connector's secret
+    options that Spark's ``spark.redaction.regex`` does not match (``roleExternalId``) to that setting, and return the
+    builder. The jar brings the connector's SQL functions with it (``read_kinesis``, the schema registry functions:
+    docs/sql.md). With ``catalog``, also register a
     Kinesis catalog of that name, whose tables are the streams of one account and region
     (``SELECT * FROM kinesis.orders``); ``catalog_options`` are its options (``region``, ``endpoint_url``,
     credentials, ``allow_alter_stream``, defaults for reads and writes such as ``initial_position``), in any
     spelling the connector's options take.
 
-    Jars and extensions already listed are kept. The jar must be on the classpath before the JVM starts,
+    Jars already listed, and a redaction pattern the builder sets, are kept. The jar must be on the classpath before
+    the JVM starts,
     so call this before ``getOrCreate()``; a session that is already running cannot gain it.
 
     Works for classic sessions and for a local Spark Connect server that PySpark starts for you
@@ -84,7 +94,30 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder, catalog: Optiona
         return builder
     check_versions(pyspark.__version__)
     return (builder.config("spark.jars", _listing(options, "spark.jars", jar_path()))
-            .config("spark.sql.extensions", _listing(options, "spark.sql.extensions", EXTENSIONS)))
+            .config("spark.redaction.regex", redaction_regex(options.get("spark.redaction.regex"))))
+
+
+def redaction_regex(current: Optional[object] = None) -> str:
+    """``spark.redaction.regex`` that also hides every secret option of the connector (``current``, or Spark's own
+    default, with the names it does not match added), so that a secret given as a setting (``--conf
+    spark.sql.catalog.kinesis.roleExternalId=...``) stays out of the Spark UI's Environment tab and the event log.
+
+    >>> from spark_kinesis.session import redaction_regex
+    >>> redaction_regex()
+    '(?i)secret|password|token|access[.]?key|roleExternalId'
+    """
+    pattern = str(current) if current else SPARK_REDACTION_REGEX
+    ignoring_case = pattern.startswith("(?i)")
+
+    def matched(name: str) -> bool:
+        try:
+            return re.search(pattern, name) is not None
+        except re.error:  # Java syntax Python's re does not take: add every name (a second match costs nothing)
+            return False
+
+    missing = [name for name, info in OPTIONS.items() if info.secret and not matched(name)]
+    # Option names are not case-sensitive: without a leading (?i) for the whole pattern, each name gets its own.
+    return "|".join([pattern] + [re.escape(name) if ignoring_case else f"(?i:{re.escape(name)})" for name in missing])
 
 
 def _catalog_settings(catalog: Optional[str], catalog_options: Mapping[str, object]) -> Mapping[str, str]:

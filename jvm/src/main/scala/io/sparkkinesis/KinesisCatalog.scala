@@ -6,6 +6,8 @@ import scala.annotation.nowarn
 
 import io.sparkkinesis.compat.CollectionConverters._
 
+import org.apache.spark.SparkEnv
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.analysis.{
   NoSuchNamespaceException,
   NoSuchTableException,
@@ -18,7 +20,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import software.amazon.awssdk.services.kinesis.model.ResourceInUseException
 
 import io.sparkkinesis.aws.{AwsConnection, StreamAdmin, StreamFacts, StreamRef}
-import io.sparkkinesis.config.{CatalogOptions, Dialect, StreamProperties}
+import io.sparkkinesis.config.{CatalogOptions, Dialect, StreamProperties, TableOptions}
 import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
 import io.sparkkinesis.reader.KinesisSchema
 
@@ -28,10 +30,10 @@ import io.sparkkinesis.reader.KinesisSchema
  * catalog's options, `spark.sql.catalog.kinesis.region=eu-west-1` ([[CatalogOptions]]). A table is named after its
  * stream, or its ARN (`kinesis.orders`, ``kinesis.`arn:aws:kinesis:...:stream/orders` ``); it reads and writes as the
  * format does. `SHOW TABLES IN kinesis` lists the streams, `DESCRIBE TABLE EXTENDED` shows a stream's facts,
- * `CREATE TABLE` creates a stream ([[StreamProperties]]), and `ALTER TABLE ... SET TBLPROPERTIES` and `DROP TABLE`
- * change or delete one only where the catalog's options allow it.
+ * `CREATE TABLE` creates a stream ([[StreamProperties]]), `ALTER TABLE ... SET TBLPROPERTIES` and `DROP TABLE` change
+ * or delete one; each only where the catalog's options allow it.
  */
-class KinesisCatalog extends TableCatalog {
+class KinesisCatalog extends TableCatalog with Logging {
 
   @volatile private var catalogName: String = "kinesis"
   @volatile private var options: CatalogOptions = CatalogOptions.parse(Map.empty)
@@ -39,6 +41,25 @@ class KinesisCatalog extends TableCatalog {
   override def initialize(name: String, catalogOptions: CaseInsensitiveStringMap): Unit = {
     catalogName = name
     options = CatalogOptions.parse(catalogOptions.asCaseSensitiveMap().asScala.toMap)
+    warnUnredacted(catalogOptions.keySet().asScala.toSeq)
+  }
+
+  /**
+   * A warning for each secret option of the catalog (`roleExternalId`, ...) whose setting Spark's
+   * `spark.redaction.regex` does not match: the Environment tab and the event log show its value (docs/sql.md,
+   * "Secrets"). Named by the setting, never by its value.
+   */
+  private def warnUnredacted(keys: Seq[String]): Unit = Option(SparkEnv.get).foreach { env =>
+    val pattern = env.conf.get("spark.redaction.regex", KinesisCatalog.SparkRedactionRegex)
+    val regex = scala.util.Try(pattern.r).getOrElse(KinesisCatalog.SparkRedactionRegex.r)
+    keys.filter(TableOptions.isKnownSecret(_, Dialect.Kinesis)).map(k => s"spark.sql.catalog.$catalogName.$k")
+      .filter(setting => regex.findFirstIn(setting).isEmpty)
+      .foreach { setting =>
+        logWarning(s"Setting '$setting' holds a secret, but spark.redaction.regex ('$pattern') does not match its " +
+          "name, so the Spark UI's Environment tab and the event log show its value. Add its option's name to " +
+          "spark.redaction.regex when the application starts (configure_spark_with_kinesis does so; docs/sql.md, " +
+          "\"Secrets\").")
+      }
   }
 
   override def name(): String = catalogName
@@ -101,6 +122,10 @@ class KinesisCatalog extends TableCatalog {
       throw KinesisErrors.invalidTableProperty("PARTITIONED BY", "is given",
         "a stream is partitioned by its partition keys; leave PARTITIONED BY out.")
     val shape = StreamProperties.shape(properties.asScala.toMap)
+    if (!options.allowCreateStream)
+      throw KinesisErrors.catalogChangeNotAllowed("CREATE TABLE", stream.toString, catalogName,
+        s"Creating a table of a Kinesis catalog creates a stream, which is billed from its creation; set " +
+          s"spark.sql.catalog.$catalogName.allowCreateStream=true to allow it.")
     val shards = (shape.shards, shape.onDemand) match {
       case (_, Some(true)) => None
       case (Some(n), _) => Some(n)
@@ -156,4 +181,10 @@ class KinesisCatalog extends TableCatalog {
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit =
     throw KinesisErrors.catalogChangeNotAllowed("ALTER TABLE ... RENAME TO", streamOf(oldIdent).toString,
       catalogName, "Kinesis cannot rename a stream: create the new one and copy the records with a query.")
+}
+
+private object KinesisCatalog {
+
+  /** Spark's default `spark.redaction.regex`. */
+  val SparkRedactionRegex = "(?i)secret|password|token|access[.]?key"
 }

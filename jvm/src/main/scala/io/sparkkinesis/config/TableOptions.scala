@@ -48,6 +48,9 @@ private[sparkkinesis] object TableOptions {
     ForeignOptions.find(dialect, keyOf(name)).map(_.scope).orElse(
       KinesisOptions.all.find(_.key == keyOf(name)).map(_.scope))
 
+  /** Whether `name` is an option of the registry (or an alias of one) that is secret. */
+  def isKnownSecret(name: String, dialect: Dialect): Boolean = specOf(name, dialect).exists(_.secret)
+
   /** Whether an option's value is a secret: one of the registry's, or an unknown option's (shown neither). */
   def isSecret(name: String, dialect: Dialect): Boolean = specOf(name, dialect) match {
     case Some(spec) => spec.secret

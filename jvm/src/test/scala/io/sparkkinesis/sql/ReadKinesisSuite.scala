@@ -1,6 +1,10 @@
 package io.sparkkinesis.sql
 
+import java.lang.reflect.Proxy
+
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.sparkkinesis.compat.CollectionConverters._
 
 import io.sparkkinesis.errors.KinesisOptionException
 import io.sparkkinesis.testing.ErrorText.assertMentions
@@ -52,6 +56,43 @@ class ReadKinesisSuite extends AnyFunSuite with LocalKinesisServers with SharedS
     query.exception.foreach(e => fail(e))
     val got = spark.sql("SELECT d FROM read_kinesis_stream").collect().map(_.getString(0)).toSeq
     assert(got.sorted == (0 until 300).map(i => s"r$i").sorted)
+  }
+
+  test("the extensions named in spark.sql.extensions and found in the jar's service file are added once") {
+    assert(spark.conf.get("spark.sql.extensions").contains(classOf[io.sparkkinesis.KinesisSparkExtensions].getName))
+    val providers = java.util.ServiceLoader.load(classOf[org.apache.spark.sql.SparkSessionExtensionsProvider]).asScala
+    assert(providers.exists(_.isInstanceOf[io.sparkkinesis.KinesisSparkExtensions]), "the service file is not found")
+    // The session's parser (Spark 3.5's and 4.x's sessions both have sessionState.sqlParser): wrapped, once.
+    val state = spark.getClass.getMethod("sessionState").invoke(spark)
+    val parser = state.getClass.getMethod("sqlParser").invoke(state)
+    assert(Proxy.isProxyClass(parser.getClass), s"the parser is not the connector's wrapper: ${parser.getClass}")
+    val inner = Proxy.getInvocationHandler(parser).asInstanceOf[io.sparkkinesis.SecretArguments.Handler].delegate
+    assert(!Proxy.isProxyClass(inner.getClass), "the parser is wrapped twice: the extensions were added twice")
+  }
+
+  test("a secret argument of read_kinesis appears in no plan EXPLAIN EXTENDED prints, nor in an error") {
+    val stream = TestStreams.freshStream(server, "sql-tvf-secret", 1)
+    val o = TestStreams.connectionOptions(server)
+    val secret = "sEcReT-tvf-49-do-not-show"
+    val arguments = s"streamName => '$stream', endpointUrl => '${o("endpointUrl")}', region => '${o("region")}', " +
+      s"awsAccessKey => '${o("awsAccessKeyId")}', awsSecretKey => '$secret', cborEnabled => ${o("cborEnabled")}"
+    val Array(major, minor) = spark.version.split('.').take(2).map(_.toInt)
+    val forms = Seq(s"SELECT * FROM read_kinesis($arguments)") ++
+      (if (major > 4 || (major == 4 && minor >= 2)) Seq(s"SELECT * FROM STREAM read_kinesis($arguments)") else Nil)
+    for (form <- forms) {
+      val explained = spark.sql(s"EXPLAIN EXTENDED $form").collect().map(_.getString(0)).mkString("\n")
+      assert(explained.contains("== Parsed Logical Plan ==") && explained.contains("*********(redacted)"), explained)
+      assert(explained.contains(stream), s"the plans do not name the stream:\n$explained")
+      assert(!explained.contains(secret), s"a plan shows the secret:\n$explained")
+    }
+    val planned = spark.sql(forms.head).queryExecution.toString
+    assert(planned.contains("*********(redacted)") && !planned.contains(secret), planned)
+    // The secret is still the read's: a wrong one is refused by name (not shown), a right one reads.
+    val bad = intercept[KinesisOptionException](
+      spark.sql(s"SELECT * FROM read_kinesis(streamName => '$stream', region => 'x', awsSecretKey => " +
+        s"'$secret', awsAccessKey => 'AKID', foo => 1)"))
+    assert(!bad.getMessage.contains(secret), bad.getMessage)
+    assert(spark.sql(s"SELECT count(*) FROM read_kinesis($arguments)").head().getLong(0) == 0L)
   }
 
   test("read_kinesis names what is wrong: an argument without a name, a missing option, an unknown one") {
