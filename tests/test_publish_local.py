@@ -3,7 +3,8 @@
 The script publishes every artifact's assembly jar into a temporary repository; spark-submit of the running
 PySpark then resolves the artifact for its Spark (io.sparkkinesis:spark-kinesis-4.x_2.13:VERSION on Spark 4,
 spark-kinesis-3.5_2.12 on PyPI's Spark 3.5) with `--packages` and `--repositories file://...` (the command in
-docs/deploying.md) and runs a tiny app that batch-reads a local stream through `format("kinesis")`. The
+docs/deploying.md) and runs a tiny app that batch-reads a local stream through `format("kinesis")` and through
+`read_kinesis` in SQL, which the package brings without any setting. The
 compatibility runs (`make test-compat`) run it under each supported PySpark line.
 """
 
@@ -37,6 +38,9 @@ from pyspark.sql import SparkSession
 spark = SparkSession.builder.appName("publish-local-check").getOrCreate()
 options = dict(arg.split("=", 1) for arg in sys.argv[1:])
 print(f"COUNT={spark.read.format('kinesis').options(**options).load().count()}")
+# The SQL function with nothing but the resolved package: the jar brings its session extensions (no settings).
+arguments = ", ".join(f"{k} => '{v}'" for k, v in options.items())
+print(f"SQL_COUNT={spark.sql(f'SELECT count(*) FROM read_kinesis({arguments})').head()[0]}")
 spark.stop()
 '''
 
@@ -100,5 +104,6 @@ def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp
     assert submit.returncode == 0, f"spark-submit failed:\n{submit.stdout}\n{submit.stderr[-4000:]}"
     assert f"found io.sparkkinesis#{ARTIFACT};{VERSION} in repo-1" in submit.stderr
     assert "COUNT=23" in submit.stdout.splitlines()
+    assert "SQL_COUNT=23" in submit.stdout.splitlines(), submit.stdout
     resolved = tmp_path / "ivy" / "jars" / f"io.sparkkinesis_{ARTIFACT}-{VERSION}.jar"
     assert resolved.read_bytes() == JAR.read_bytes()

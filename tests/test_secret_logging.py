@@ -70,8 +70,10 @@ if mode == "sql":
     for rows in shown:
         report("SHOWN", json.dumps([str(r) for r in rows]))
     first = spark.sql("SELECT * FROM %s" % table).count()
+    # (Without the external id: Spark prints a session table's OPTIONS in its plans redacted by its default pattern
+    # alone, whatever spark.redaction.regex says, so that one would show there; docs/sql.md, "Secrets".)
     spark.sql("CREATE TABLE orders USING kinesis OPTIONS (%s)" % ", ".join(
-        "%s '%s'" % (k, v) for k, v in dict(options, streamName=stream).items()))
+        "%s '%s'" % (k, v) for k, v in dict(options, streamName=stream).items() if k != "roleExternalId"))
     for statement in ("DESCRIBE TABLE EXTENDED orders", "SHOW TBLPROPERTIES orders", "SHOW CREATE TABLE orders",
                       "EXPLAIN EXTENDED SELECT * FROM orders"):
         report("SHOWN", json.dumps([str(r) for r in spark.sql(statement).collect()]))
