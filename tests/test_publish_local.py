@@ -39,8 +39,10 @@ spark = SparkSession.builder.appName("publish-local-check").getOrCreate()
 options = dict(arg.split("=", 1) for arg in sys.argv[1:])
 print(f"COUNT={spark.read.format('kinesis').options(**options).load().count()}")
 # The SQL function with nothing but the resolved package: the jar brings its session extensions (no settings).
-arguments = ", ".join(f"{k} => '{v}'" for k, v in options.items())
-print(f"SQL_COUNT={spark.sql(f'SELECT count(*) FROM read_kinesis({arguments})').head()[0]}")
+# (Not on PySpark 3.5, whose classic sessions load no extensions from jars: docs/sql.md.)
+if not spark.version.startswith("3."):
+    arguments = ", ".join(f"{k} => '{v}'" for k, v in options.items())
+    print(f"SQL_COUNT={spark.sql(f'SELECT count(*) FROM read_kinesis({arguments})').head()[0]}")
 spark.stop()
 '''
 
@@ -104,6 +106,7 @@ def test_packages_resolves_the_published_jar(kinesalite_server, stream_name, tmp
     assert submit.returncode == 0, f"spark-submit failed:\n{submit.stdout}\n{submit.stderr[-4000:]}"
     assert f"found io.sparkkinesis#{ARTIFACT};{VERSION} in repo-1" in submit.stderr
     assert "COUNT=23" in submit.stdout.splitlines()
-    assert "SQL_COUNT=23" in submit.stdout.splitlines(), submit.stdout
+    if not ARTIFACT.startswith("spark-kinesis-3."):
+        assert "SQL_COUNT=23" in submit.stdout.splitlines(), submit.stdout
     resolved = tmp_path / "ivy" / "jars" / f"io.sparkkinesis_{ARTIFACT}-{VERSION}.jar"
     assert resolved.read_bytes() == JAR.read_bytes()

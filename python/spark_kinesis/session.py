@@ -46,7 +46,8 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder, catalog: Optiona
     """Add the bundled connector jar to ``spark.jars`` of a session builder, and the names of the connector's secret
     options that Spark's ``spark.redaction.regex`` does not match (``roleExternalId``) to that setting, and return the
     builder. The jar brings the connector's SQL functions with it (``read_kinesis``, the schema registry functions:
-    docs/sql.md). With ``catalog``, also register a
+    docs/sql.md); on PySpark 3.5, whose classic sessions do not load extensions from jars, they are also added to
+    ``spark.sql.extensions``. With ``catalog``, also register a
     Kinesis catalog of that name, whose tables are the streams of one account and region
     (``SELECT * FROM kinesis.orders``); ``catalog_options`` are its options (``region``, ``endpoint_url``,
     credentials, ``allow_alter_stream``, defaults for reads and writes such as ``initial_position``), in any
@@ -93,8 +94,13 @@ def configure_spark_with_kinesis(builder: SparkSession.Builder, catalog: Optiona
         # A remote server has the jar and the extensions from its own start; the catalog is a session's setting.
         return builder
     check_versions(pyspark.__version__)
-    return (builder.config("spark.jars", _listing(options, "spark.jars", jar_path()))
-            .config("spark.redaction.regex", redaction_regex(options.get("spark.redaction.regex"))))
+    builder = (builder.config("spark.jars", _listing(options, "spark.jars", jar_path()))
+               .config("spark.redaction.regex", redaction_regex(options.get("spark.redaction.regex"))))
+    if pyspark.__version__.startswith("3."):
+        # PySpark 3.5 builds its classic JVM session with a constructor that applies only spark.sql.extensions, not
+        # the extensions Spark finds in jars (its Scala builder and PySpark 4 do both): name them there.
+        builder = builder.config("spark.sql.extensions", _listing(options, "spark.sql.extensions", EXTENSIONS))
+    return builder
 
 
 def redaction_regex(current: Optional[object] = None) -> str:

@@ -150,6 +150,20 @@ class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with Shar
     }
   }
 
+  test("read_kinesis and the schema registry functions come with the jar: no spark.sql.extensions in this session") {
+    assert(!spark.conf.getOption("spark.sql.extensions").exists(_.contains("Kinesis")), "the session names them")
+    val server = kinesalite
+    val stream = TestStreams.freshStream(server, "sqlcat-jar-alone", 2)
+    put(server, stream, (0 until 120).map(i => s"k${i % 9}" -> s"r$i"))
+    val o = TestStreams.connectionOptions(server)
+    val counted = spark.sql(s"SELECT count(*) FROM read_kinesis(streamName => '$stream', region => '${o("region")}', " +
+      s"initialPosition => 'trim_horizon', endpointUrl => '${o("endpointUrl")}', cborEnabled => ${o("cborEnabled")}, " +
+      s"awsAccessKeyId => '${o("awsAccessKeyId")}', awsSecretKey => '${o("awsSecretKey")}')").head().getLong(0)
+    assert(counted == 120L)
+    val functions = spark.sql("SHOW FUNCTIONS LIKE '*_glue_schema_registry'").collect().map(_.getString(0)).toSeq
+    assert(functions.sorted == Seq("from_glue_schema_registry", "to_glue_schema_registry"), functions)
+  }
+
   test("a missing stream is Spark's table-not-found, naming it; bad catalog options and properties name themselves") {
     val name = catalog("missing", kinesalite)
     val e = intercept[AnalysisException](spark.sql(s"SELECT * FROM $name.`sqlcat-never-created`").collect())
