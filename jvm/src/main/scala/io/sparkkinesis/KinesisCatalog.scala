@@ -41,7 +41,7 @@ class KinesisCatalog extends TableCatalog with Logging {
   override def initialize(name: String, catalogOptions: CaseInsensitiveStringMap): Unit = {
     catalogName = name
     options = CatalogOptions.parse(catalogOptions.asCaseSensitiveMap().asScala.toMap)
-    warnUnredacted(catalogOptions.keySet().asScala.toSeq)
+    warnUnredacted(catalogOptions.asCaseSensitiveMap().keySet().asScala.toSeq)
   }
 
   /**

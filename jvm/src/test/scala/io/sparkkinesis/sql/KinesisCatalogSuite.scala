@@ -15,6 +15,7 @@ import io.sparkkinesis.errors.KinesisOptionException
 import io.sparkkinesis.source.FanOutSourceSuite.Rows
 import io.sparkkinesis.testing.ErrorText.assertMentions
 import io.sparkkinesis.testing.{
+  CapturedLogs,
   Integration,
   LocalKinesisServer,
   LocalKinesisServers,
@@ -162,6 +163,24 @@ class KinesisCatalogSuite extends AnyFunSuite with LocalKinesisServers with Shar
     assert(counted == 120L)
     val functions = spark.sql("SHOW FUNCTIONS LIKE '*_glue_schema_registry'").collect().map(_.getString(0)).toSeq
     assert(functions.sorted == Seq("from_glue_schema_registry", "to_glue_schema_registry"), functions)
+  }
+
+  test("a catalog warns, by setting name, about a secret setting that spark.redaction.regex does not match") {
+    // This session has Spark's default pattern, which matches awsSecretKey but not roleExternalId.
+    val secret = "ExTeRnAl-49-warn-do-not-log"
+    val name = catalog("unredacted", kinesalite,
+      Map("roleArn" -> "arn:aws:iam::123456789012:role/reader",
+        "roleExternalId" -> secret, "stsEndpointUrl" -> "http://127.0.0.1:9"))
+    val logs = new CapturedLogs(classOf[io.sparkkinesis.KinesisCatalog].getName)
+    try {
+      // The catalog is set up at its first use; USE sets it up without calling AWS.
+      try spark.sql(s"USE $name")
+      finally spark.sql("USE spark_catalog")
+      val warned = logs.warnings.filter(_.contains("spark.redaction.regex"))
+      assert(warned.exists(_.contains(s"spark.sql.catalog.$name.roleExternalId")), logs.warnings)
+      assert(!warned.exists(_.contains("awsSecretKey")), warned)
+      assert(!logs.warnings.exists(_.contains(secret)), "a warning shows the secret")
+    } finally logs.close()
   }
 
   test("a missing stream is Spark's table-not-found, naming it; bad catalog options and properties name themselves") {
