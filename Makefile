@@ -376,7 +376,7 @@ bench-scale: venv servers
 # Soak (not part of `make test` or CI): the exactly-once driver on a standalone cluster under 50 injected faults
 # (driver and executor kills, throttling, expired iterators, resharding, server restarts), about 25 minutes; exits
 # non-zero when a record is lost, duplicated or out of key order. SOAK_ARGS="--faults 8 --minutes 8" for a short run.
-soak: install-wheel servers
+soak: venv install-wheel servers
 	$(PY) tests/soak/soak.py $(SOAK_ARGS)
 
 clean:
