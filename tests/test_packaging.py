@@ -96,6 +96,24 @@ def test_services_are_kept_and_point_at_relocated_classes(path):
                     assert line.startswith("io.sparkkinesis."), f"{service}: {line}"
                     assert line.replace(".", "/") + ".class" in names, f"{service} names a missing class {line}"
     assert "META-INF/services/io.sparkkinesis.shaded.software.amazon.awssdk.http.async.SdkAsyncHttpService" in names
+    # Spark (3.2+) loads the SQL extensions named here from a jar on the classpath (docs/sql.md).
+    assert "META-INF/services/org.apache.spark.sql.SparkSessionExtensionsProvider" in services
+
+
+def test_the_package_imports_from_a_source_checkout_without_generated_files(tmp_path):
+    """`PYTHONPATH=python` in a checkout where neither `make wheel` nor `make demo` copied VERSION or the jars in:
+    the import works and the version is the checkout's."""
+    import shutil
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "python" / "spark_kinesis", checkout / "python" / "spark_kinesis",
+                    ignore=shutil.ignore_patterns("VERSION", "jars", "__pycache__"))
+    (checkout / "VERSION").write_text("9.8.7\n", encoding="utf-8")
+    shown = subprocess.run([sys.executable, "-c", "import spark_kinesis; print(spark_kinesis.__version__)"],
+                           cwd=tmp_path, env={"PYTHONPATH": str(checkout / "python"), "PATH": "/usr/bin:/bin"},
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "9.8.7"
 
 
 @pytest.mark.compat
