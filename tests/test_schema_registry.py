@@ -237,6 +237,12 @@ def test_a_version_the_registry_does_not_know_fails_in_every_mode(spark, glue):
         error = from_exception(failed.value)
         assert isinstance(error, KinesisSchemaRegistryError)
         assert "EntityNotFoundException" in str(error) and str(stranger) in str(error)
+        # The advice starts with the record's header and the version id it carries, not with the options that
+        # choose the reader schema (those come last, as what does not apply).
+        advice = str(error).split("EntityNotFoundException:", 1)[1]
+        assert re.search(rf"\. The record's header carries schema version id {stranger}, which the registry reached "
+                         r"here does not have", advice), advice
+        assert advice.index("header") < advice.index("'schemaName'"), advice
 
 
 @pytest.mark.compat

@@ -43,7 +43,8 @@ private[sparkkinesis] final class GlueRegistryClient(
 
   /** The version of `id`: the schema a framed record was written with. */
   def schemaVersion(id: UUID): SchemaVersion =
-    version(call("GetSchemaVersion", s"schema version id $id", obj().put("SchemaVersionId", id.toString)))
+    version(answer("GetSchemaVersion", s"schema version id $id", obj().put("SchemaVersionId", id.toString),
+        notFoundIsAnswer = false, recordVersionId = Some(id.toString)).get)
 
   /** Version `number` of `schema`, the latest when None. */
   def schemaVersion(schema: SchemaId, number: Option[Long]): SchemaVersion = {
@@ -71,10 +72,12 @@ private[sparkkinesis] final class GlueRegistryClient(
   def register(schema: SchemaId, dataFormat: String, definition: String): SchemaVersion = {
     val request = obj().put("SchemaDefinition", definition)
     request.set[JsonNode]("SchemaId", schemaId(schema))
-    val registered = found("RegisterSchemaVersion", s"a new version of $schema", request).getOrElse(
-      call("CreateSchema", s"$schema", create(schema, dataFormat, definition)))
-    SchemaVersion(UUID.fromString(registered.path("SchemaVersionId").asText()), definition, dataFormat,
-      registered.path("VersionNumber").asLong(1), registered.path("Status").asText("AVAILABLE"))
+    found("RegisterSchemaVersion", s"a new version of $schema", request) match {
+      case Some(answer) => GlueRegistryClient.registeredVersion(answer, definition, dataFormat)
+      case None =>
+        GlueRegistryClient.createdVersion(call("CreateSchema", s"$schema", create(schema, dataFormat, definition)),
+          definition, dataFormat)
+    }
   }
 
   private def obj(): ObjectNode = json.createObjectNode()
@@ -104,7 +107,8 @@ private[sparkkinesis] final class GlueRegistryClient(
       operation: String,
       what: String,
       request: ObjectNode,
-      notFoundIsAnswer: Boolean): Option[JsonNode] =
+      notFoundIsAnswer: Boolean,
+      recordVersionId: Option[String] = None): Option[JsonNode] =
     policy.call(operation, what, what = Some(s"Glue Schema Registry $operation for $what")) {
       val body = json.writeValueAsBytes(request)
       send(operation, body) match {
@@ -121,7 +125,7 @@ private[sparkkinesis] final class GlueRegistryClient(
             val failure = Failure.of(error)
             if (failure.retryable) throw error
             throw KinesisErrors.schemaRegistryError(operation, what, code, message, connection.region,
-              failure == Failure.AccessDenied, error)
+              failure == Failure.AccessDenied, error, recordVersionId)
           }
       }
     }
@@ -150,6 +154,24 @@ private[sparkkinesis] object GlueRegistryClient {
       if (bytes.isEmpty) json.createObjectNode() else json.readTree(new String(bytes, UTF_8))
     } catch { case NonFatal(e) => throw SdkClientException.builder().message(e.getMessage).cause(e).build() }
     finally in.close()
+
+  /**
+   * The version RegisterSchemaVersion's answer describes: its fields `SchemaVersionId`, `VersionNumber` and `Status`
+   * (the SDK's service model, RegisterSchemaVersionResponse). Without a status it counts as PENDING, so that the
+   * caller looks the version up before using it.
+   */
+  private[aws] def registeredVersion(answer: JsonNode, definition: String, dataFormat: String): SchemaVersion =
+    SchemaVersion(UUID.fromString(answer.path("SchemaVersionId").asText()), definition, dataFormat,
+      answer.path("VersionNumber").asLong(1), answer.path("Status").asText("PENDING"))
+
+  /**
+   * The first version CreateSchema's answer describes. Its fields differ from RegisterSchemaVersion's (the SDK's
+   * service model, CreateSchemaResponse): `SchemaVersionId` and `SchemaVersionStatus`, and no version number (a new
+   * schema's first version is 1).
+   */
+  private[aws] def createdVersion(answer: JsonNode, definition: String, dataFormat: String): SchemaVersion =
+    SchemaVersion(UUID.fromString(answer.path("SchemaVersionId").asText()), definition, dataFormat, 1,
+      answer.path("SchemaVersionStatus").asText("PENDING"))
 
   /** The error code of a Glue error answer (`__type`, possibly namespaced `...#Code`). */
   private def errorCode(answer: JsonNode): String = {

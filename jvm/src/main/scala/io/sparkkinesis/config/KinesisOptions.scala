@@ -295,6 +295,11 @@ private[sparkkinesis] object KinesisOptions {
     TimeSpan(Duration.ofSeconds(1), Duration.ofDays(30)), Some(Duration.ofHours(24)), Scope.SchemaRegistry, V0_1,
     "How long a fetched schema version is used before it is fetched again; while the registry cannot be reached " +
       "the cached one is used on.", Registry)
+  val MaxDecompressedSize: OptionSpec[Long] = OptionSpec("maxDecompressedSize", Bytes(1024, 1024 * Mi),
+    Some(64 * Mi), Scope.SchemaRegistry, V0_1,
+    "When decoding, the largest a zlib-compressed payload's body may inflate to. A larger one is refused as " +
+      "undecodable (with `mode=permissive`, a null and the reason), so that a record crafted to inflate to " +
+      "gigabytes cannot run an executor out of memory.", Registry)
 
   val all: Seq[OptionSpec[_]] = Seq(
     StreamName, Region, EndpointUrl, UseFipsEndpoint, UseDualstackEndpoint, CborEnabled,
@@ -314,7 +319,7 @@ private[sparkkinesis] object KinesisOptions {
     AllowCreateStream, AllowAlterStream, AllowDropStream,
     RegistryEndpointUrl, RegistryName, SchemaName, SchemaVersionNumber, SchemaDefinition, DataFormat,
     ProtobufMessageName, Framing,
-    DecodeMode, ErrorField, Compression, AutoRegistration, SchemaCacheSize, SchemaCacheTtl)
+    DecodeMode, ErrorField, Compression, AutoRegistration, SchemaCacheSize, SchemaCacheTtl, MaxDecompressedSize)
 
   /**
    * Defaults that differ under a dialect's format, because that program's users get them there and they change

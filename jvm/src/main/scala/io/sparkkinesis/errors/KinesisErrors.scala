@@ -220,7 +220,8 @@ private[sparkkinesis] object KinesisErrors {
 
   /**
    * A Glue Schema Registry call that retrying cannot fix: the advice fits what the service said (`denied`: it refused
-   * the credentials or their permissions).
+   * the credentials or their permissions) and what was asked for (`recordVersionId`: the schema version id a
+   * record's header carries, which no option chooses).
    */
   def schemaRegistryError(
       operation: String,
@@ -229,14 +230,19 @@ private[sparkkinesis] object KinesisErrors {
       serviceMessage: String,
       region: String,
       denied: Boolean,
-      cause: Throwable): KinesisException = {
-    val advice = errorCode match {
+      cause: Throwable,
+      recordVersionId: Option[String] = None): KinesisException = {
+    val advice = (errorCode, recordVersionId) match {
       case _ if denied =>
         s"Check the credentials and that their policy allows glue:$operation (docs/schema-registry.md, Permissions)."
-      case "EntityNotFoundException" =>
+      case ("EntityNotFoundException", Some(id)) =>
+        s"The record's header carries schema version id $id, which the registry reached here does not have: the " +
+          "record was written with a registry in another region or account. Find which registry its producer " +
+          "used, and point 'region' (or 'registryEndpointUrl') and the credentials at it ('schemaName' and " +
+          "'schemaVersionNumber' choose the reader schema, not this version)."
+      case ("EntityNotFoundException", None) =>
         "Check 'registryName', 'schemaName' and 'schemaVersionNumber', and that 'region' (or 'registryEndpointUrl') " +
-          "is the registry's; a schema version id comes from the record's header, so the record was written with " +
-          "a registry these options do not reach."
+          "is the registry's."
       case _ => "Check the schema registry options (docs/schema-registry.md)."
     }
     new KinesisException("KINESIS_SCHEMA_REGISTRY_ERROR",

@@ -56,7 +56,7 @@ private[sparkkinesis] final case class FromGlueSchemaRegistry(
     try {
       val value =
         if (settings.framed) {
-          val body = GlueFraming.unframe(payload)
+          val body = GlueFraming.unframe(payload, settings.maxDecompressedSize)
           id = Some(body.schemaVersionId)
           decoderOf(body.schemaVersionId).decode(body.bytes, body.offset, body.length)
         } else plain.decode(payload, 0, payload.length)
@@ -120,6 +120,9 @@ private[sparkkinesis] object FromGlueSchemaRegistry {
 
   private def explain(e: Throwable, framed: Boolean): (String, String) = e match {
     case u: Undecodable => (u.problem, u.fix)
+    case t: GlueFraming.BodyTooLarge => (s"${t.getMessage}, the limit 'maxDecompressedSize' sets",
+        "If its producer writes bodies this large, raise 'maxDecompressedSize'; otherwise the record is corrupt or " +
+          "crafted to exhaust memory: mode=permissive keeps the query running and names each such payload")
     case n: GlueFraming.NotFramed => (s"it is not a Glue Schema Registry frame: ${n.getMessage}",
         "Check that the stream's producers use the Glue Schema Registry serializer, or read plain payloads with " +
           "framing=none; mode=permissive keeps the query running and names each payload's problem")

@@ -23,6 +23,16 @@ private[sparkkinesis] object GlueFraming {
   /** Why a payload is not a Glue Schema Registry frame; the message says what was found. */
   final class NotFramed(message: String) extends RuntimeException(message)
 
+  /**
+   * A compressed body that inflates to more than `limit` bytes (`compressed` bytes in the record): refused before it
+   * is held whole, so that one crafted record of a few KB cannot run an executor out of memory.
+   */
+  final class BodyTooLarge(val compressed: Int, val limit: Long)
+    extends RuntimeException(s"its zlib-compressed body of $compressed bytes inflates to more than $limit bytes")
+
+  /** The largest inflated body [[unframe]] takes when its caller gives no other limit (`maxDecompressedSize`). */
+  val DefaultMaxInflated: Long = 64L * 1024 * 1024
+
   /** The schema version id of `payload`'s header, or why it has none. */
   def schemaVersionId(payload: Array[Byte]): UUID = {
     checkHeader(payload)
@@ -30,13 +40,16 @@ private[sparkkinesis] object GlueFraming {
     new UUID(b.getLong, b.getLong)
   }
 
-  /** The body of `payload`, inflated when compressed; [[NotFramed]] when it is no frame. */
-  def unframe(payload: Array[Byte]): Body = {
+  /**
+   * The body of `payload`, inflated when compressed; [[NotFramed]] when it is no frame, [[BodyTooLarge]] when its
+   * compressed body inflates to more than `maxInflated` bytes.
+   */
+  def unframe(payload: Array[Byte], maxInflated: Long = DefaultMaxInflated): Body = {
     val id = schemaVersionId(payload)
     payload(1) match {
       case Uncompressed => Body(id, payload, HeaderSize, payload.length - HeaderSize)
       case _ =>
-        val inflated = inflate(payload, HeaderSize, payload.length - HeaderSize)
+        val inflated = inflate(payload, HeaderSize, payload.length - HeaderSize, maxInflated)
         Body(id, inflated, 0, inflated.length)
     }
   }
@@ -73,16 +86,17 @@ private[sparkkinesis] object GlueFraming {
     } finally deflater.end()
   }
 
-  private def inflate(bytes: Array[Byte], offset: Int, length: Int): Array[Byte] = {
+  private def inflate(bytes: Array[Byte], offset: Int, length: Int, limit: Long): Array[Byte] = {
     val inflater = new Inflater()
     try {
       inflater.setInput(bytes, offset, length)
-      val out = new ByteArrayOutputStream(math.max(64, length * 3))
+      val out = new ByteArrayOutputStream(math.max(64L, math.min(length * 3L, limit)).toInt)
       val chunk = new Array[Byte](8192)
       while (!inflater.finished()) {
         val n = inflater.inflate(chunk)
         if (n == 0 && (inflater.needsInput() || inflater.needsDictionary()))
           throw new NotFramed("its zlib-compressed body ends early")
+        if (out.size().toLong + n > limit) throw new BodyTooLarge(length, limit)
         out.write(chunk, 0, n)
       }
       out.toByteArray

@@ -25,7 +25,8 @@ private[sparkkinesis] final case class RegistrySettings(
     compress: Boolean,
     autoRegistration: Boolean,
     cacheSize: Int,
-    cacheTtl: Duration) {
+    cacheTtl: Duration,
+    maxDecompressedSize: Long) {
 
   /** What the schema options name, for errors: the registered schema and version, or the definition given. */
   def schemaText: String = schema match {
@@ -73,6 +74,7 @@ private[sparkkinesis] object RegistrySettings {
       compress = opts.getOrDefault(Compression) == "zlib",
       autoRegistration = opts.getOrDefault(AutoRegistration),
       cacheSize = opts.getOrDefault(SchemaCacheSize),
-      cacheTtl = opts.getOrDefault(SchemaCacheTtl))
+      cacheTtl = opts.getOrDefault(SchemaCacheTtl),
+      maxDecompressedSize = opts.getOrDefault(MaxDecompressedSize))
   }
 }

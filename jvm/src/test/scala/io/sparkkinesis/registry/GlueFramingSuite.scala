@@ -2,7 +2,8 @@ package io.sparkkinesis.registry
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
-import java.util.zip.Inflater
+import java.io.ByteArrayOutputStream
+import java.util.zip.{Deflater, Inflater}
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -44,5 +45,41 @@ class GlueFramingSuite extends AnyFunSuite {
     val cut = GlueFraming.frame(id, body, compress = true).dropRight(10)
     assert(why(cut).contains("zlib-compressed body ends early"))
     assert(why(Array[Byte](3, 5) ++ Array.fill[Byte](16)(0) ++ "not zlib".getBytes(UTF_8)).contains("not valid zlib"))
+  }
+
+  /** A frame whose zlib body is `zeros` zero bytes, deflated a chunk at a time (never held whole). */
+  private def bomb(zeros: Long): Array[Byte] = {
+    val deflater = new Deflater(Deflater.BEST_COMPRESSION)
+    val out = new ByteArrayOutputStream()
+    val input = new Array[Byte](1 << 20)
+    val chunk = new Array[Byte](8192)
+    var left = zeros
+    try {
+      while (left > 0) {
+        val n = math.min(left, input.length.toLong).toInt
+        deflater.setInput(input, 0, n)
+        left -= n
+        if (left == 0) deflater.finish()
+        while (!deflater.needsInput() || (left == 0 && !deflater.finished()))
+          out.write(chunk, 0, deflater.deflate(chunk))
+      }
+    } finally deflater.end()
+    GlueFraming.frame(id, Array.emptyByteArray, compress = false).take(GlueFraming.HeaderSize).updated(1, 5: Byte) ++
+      out.toByteArray
+  }
+
+  test("a compressed body is inflated only up to the limit: a few KB that inflate to far more are refused") {
+    val small = bomb(4L * 1024 * 1024)
+    assert(small.length < 8 * 1024, s"the crafted record has ${small.length} bytes")
+    val refused = intercept[GlueFraming.BodyTooLarge](GlueFraming.unframe(small, maxInflated = 1024 * 1024))
+    assert(refused.limit == 1024 * 1024 && refused.compressed == small.length - 18)
+    assert(refused.getMessage.contains(s"body of ${small.length - 18} bytes inflates to more than 1048576 bytes"))
+    // At the limit exactly it is read whole.
+    val whole = GlueFraming.unframe(small, maxInflated = 4L * 1024 * 1024)
+    assert(whole.length == 4 * 1024 * 1024 && whole.bytes.forall(_ == 0))
+    // The default limit (maxDecompressedSize's default) refuses what inflates past it.
+    val large = bomb(GlueFraming.DefaultMaxInflated + 1)
+    assert(large.length < 128 * 1024)
+    assert(intercept[GlueFraming.BodyTooLarge](GlueFraming.unframe(large)).limit == GlueFraming.DefaultMaxInflated)
   }
 }
