@@ -74,7 +74,7 @@ private[sparkkinesis] final class KinesisDataWriter(
   // A shard listing that ends wakes the sender, which may be waiting for it (built below: it is read only then).
   private val misplaced = packer.map(new MisplacedRecords(kplMaps, _, options.retry, stream => streams(stream).toString,
       () => sender.wake()))
-  private val sender = new PutRecordsSender(client, streams,
+  private val sender: PutRecordsSender = new PutRecordsSender(client, streams,
     SenderSettings(limitsOf, options.limits.maxRecordsPerRequest,
       options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters,
     (entry, shardId) => misplaced.fold(Relocation.Nothing)(_.landed(entry, shardId)))
