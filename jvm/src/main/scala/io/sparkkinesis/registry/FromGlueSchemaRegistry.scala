@@ -56,8 +56,9 @@ private[sparkkinesis] final case class FromGlueSchemaRegistry(
     try {
       val value =
         if (settings.framed) {
+          // The header's id first, so that a body refused while inflated is named with its version id.
+          id = Some(GlueFraming.schemaVersionId(payload))
           val body = GlueFraming.unframe(payload, settings.maxDecompressedSize)
-          id = Some(body.schemaVersionId)
           decoderOf(body.schemaVersionId).decode(body.bytes, body.offset, body.length)
         } else plain.decode(payload, 0, payload.length)
       shape(value)
