@@ -102,6 +102,7 @@ class KinesisOptions:
     AUTO_REGISTRATION: Final = "autoRegistration"
     SCHEMA_CACHE_SIZE: Final = "schemaCacheSize"
     SCHEMA_CACHE_TTL: Final = "schemaCacheTtl"
+    MAX_DECOMPRESSED_SIZE: Final = "maxDecompressedSize"
 
 
 # name, type, scope, default, choices, minimum, maximum, secret, and what a value must be.
@@ -328,6 +329,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "schemaCacheTtl": OptionInfo(
         "schemaCacheTtl", "duration", "schemaregistry", "86400s", (), None, None, False,
         "a duration from 1s to 2592000s such as 200ms, 5s or 2m"),
+    "maxDecompressedSize": OptionInfo(
+        "maxDecompressedSize", "bytes", "schemaregistry", "67108864", (), None, None, False,
+        "a size in bytes from 1024 to 1073741824, optionally with a suffix k, m or g (binary units), e.g. 5m"),
 }
 
 # Other connectors' names taken under format("kinesis") (io.sparkkinesis.config.ForeignOptions), each with the

@@ -192,7 +192,7 @@ private[sparkkinesis] final class PutRecordsSender(
    */
   private def awaitProgress(): Unit = {
     val now = System.nanoTime()
-    val due = (lanes.nextDueNanos ++ relisting.iterator.map(_._3)).minOption
+    val due = (lanes.nextDueNanos ++ relisting.iterator.map(_._3)).reduceOption(_ min _)
     completed.await(math.min(MaxWaitNanos, due.map(_ - now).getOrElse(MaxWaitNanos)))
   }
 

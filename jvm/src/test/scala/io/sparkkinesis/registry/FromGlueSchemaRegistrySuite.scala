@@ -32,7 +32,7 @@ class FromGlueSchemaRegistrySuite extends AnyFunSuite {
 
   private def decode(mode: String): Any = {
     val settings = RegistrySettings.parse(Map("region" -> "eu-west-1", "schemaDefinition" -> schema, "mode" -> mode,
-      "maxDecompressedSize" -> "1m"))
+        "maxDecompressedSize" -> "1m"))
     FromGlueSchemaRegistry(Literal(crafted, BinaryType), settings, schema, PayloadFormat.Avro).eval()
   }
 
@@ -55,7 +55,8 @@ class FromGlueSchemaRegistrySuite extends AnyFunSuite {
     val base = Map("region" -> "eu-west-1", "schemaDefinition" -> schema)
     assert(RegistrySettings.parse(base).maxDecompressedSize == 64L * 1024 * 1024)
     assert(RegistrySettings.parse(base + ("maxDecompressedSize" -> "2m")).maxDecompressedSize == 2L * 1024 * 1024)
-    assertMentions(intercept[io.sparkkinesis.errors.KinesisOptionException](
+    assertMentions(
+      intercept[io.sparkkinesis.errors.KinesisOptionException](
         RegistrySettings.parse(base + ("maxDecompressedSize" -> "12"))), "'maxDecompressedSize'", "from 1024")
   }
 }
