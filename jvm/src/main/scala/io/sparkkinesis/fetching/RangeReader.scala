@@ -92,8 +92,7 @@ private[sparkkinesis] final class RangeReader(
               done = true
             }
           } else emptyAtTip = 0
-          val kept = fetcher.subRecords
-          page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis(_, kept))
+          page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis)
         }
       }
       nextRecord.isDefined

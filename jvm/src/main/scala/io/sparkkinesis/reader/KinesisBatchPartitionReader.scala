@@ -35,8 +35,7 @@ private[sparkkinesis] final class KinesisBatchPartitionReader(
         }
       } else if (!shardDone) {
         val fetched = fetcher.fetch()
-        val kept = fetcher.subRecords
-        buffered = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis(_, kept))
+        buffered = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis)
         shardDone = fetched.shardEnded || (fetched.records.isEmpty && fetched.millisBehindLatest == 0)
       } else if (shards.hasNext) {
         val s = shards.next()
