@@ -40,8 +40,9 @@ class KinesisCatalog extends TableCatalog with Logging {
 
   override def initialize(name: String, catalogOptions: CaseInsensitiveStringMap): Unit = {
     catalogName = name
-    options = CatalogOptions.parse(catalogOptions.asCaseSensitiveMap().asScala.toMap)
-    warnUnredacted(catalogOptions.asCaseSensitiveMap().keySet().asScala.toSeq)
+    val settings = catalogOptions.asCaseSensitiveMap().asScala.toMap
+    options = CatalogOptions.parse(settings)
+    warnUnredacted(settings.keys.toSeq)
   }
 
   /**
