@@ -19,7 +19,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 class KinesisSparkExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = if (KinesisSparkExtensions.firstFor(extensions)) {
     extensions.injectTableFunction(ReadKinesis.description)
-    registry.SchemaRegistryFunctions.all.foreach(extensions.injectFunction)
+    payload.registry.SchemaRegistryFunctions.all.foreach(extensions.injectFunction)
     extensions.injectParser((_, parser) => SecretArguments.wrap(parser))
     val streaming: SparkSession => Rule[LogicalPlan] = session => new ReadKinesis.Streaming(session)
     // Looked up by name: Spark 3.5's extensions have no hint rules (and no STREAM before a function call).

@@ -4,7 +4,7 @@ import org.apache.spark.sql.Column
 
 import io.sparkkinesis.compat.CollectionConverters._
 import io.sparkkinesis.compat.Columns
-import io.sparkkinesis.registry.SchemaRegistryFunctions
+import io.sparkkinesis.payload.registry.SchemaRegistryFunctions
 
 /**
  * The connector's column functions for the DataFrame API (Scala, Java, and PySpark's classic sessions; SQL and

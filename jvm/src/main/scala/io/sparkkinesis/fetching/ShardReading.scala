@@ -8,7 +8,7 @@ import io.sparkkinesis.offsets.ShardKey
  * are added up on the driver), the records and bytes held in memory for later batches (none in real-time mode), and
  * the executor that read it, and when the call that measured `millisBehindLatest` returned (`measuredAtMillis`, by
  * the executor's clock; None where not known), and what its buffer holds (`held`, for the backlog estimate). Prefetch
- * rounds report it within each shard's cut (`prefetch.ShardCut`); real-time tasks report it alone, with the records
+ * rounds report it within each shard's cut (`reader.ShardCut`); real-time tasks report it alone, with the records
  * and bytes they handed on in their batch (`deliveredRecords`, `deliveredBytes`; a prefetch round's are in its cut).
  */
 private[sparkkinesis] final case class ShardReading(

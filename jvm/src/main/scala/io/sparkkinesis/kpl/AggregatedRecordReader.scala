@@ -4,7 +4,7 @@ import java.util.Arrays
 
 import scala.collection.mutable
 
-import io.sparkkinesis.protobuf.{Wire, WireReader}
+import io.sparkkinesis.wire.{Wire, WireReader}
 
 /** Decodes an `AggregatedRecord` body into user records. */
 private[kpl] object AggregatedRecordReader {

@@ -5,7 +5,7 @@ import java.util.Arrays
 
 import scala.util.control.NoStackTrace
 
-import io.sparkkinesis.protobuf.WireFormatException
+import io.sparkkinesis.wire.WireFormatException
 
 /** The KPL aggregated record format, and its reader (the writer is [[KplAggregator]]).
   *

@@ -7,7 +7,7 @@ import java.util.Arrays
 
 import scala.collection.mutable
 
-import io.sparkkinesis.protobuf.{Wire, WireWriter}
+import io.sparkkinesis.wire.{Wire, WireWriter}
 
 /** Packs user records into KPL aggregates no larger than `maxAggregateBytes`, for the sink.
   *

@@ -5,7 +5,6 @@ import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.util.LongAccumulator
 
 import io.sparkkinesis.fetching.{BufferedRecord, RangeReader}
-import io.sparkkinesis.prefetch.PrefetchBuffers
 
 /**
  * Executor side of one micro-batch partition, its shards' ranges one after the other: each comes from this
@@ -27,7 +26,7 @@ private[sparkkinesis] final class KinesisMicroBatchPartitionReader(
   /** Opens the next range: from the buffer if it holds the whole range, else from Kinesis. */
   private def open(r: ShardRange): Unit = {
     converter = new RecordConverter(columns, r.stream.name, r.key.shardId)
-    records = r.to.flatMap(to => PrefetchBuffers.get(p.sourceId, r.key).flatMap(_.slice(r.from, to))) match {
+    records = r.to.flatMap(to => ShardSessions.shared.buffer(p.sourceId, r.key).flatMap(_.slice(r.from, to))) match {
       case Some(buffered) => buffered.iterator
       case None =>
         val reader = new RangeReader(p.connection, r.stream, r.key, r.from, r.to, p.fetch, r.firstSequence)()

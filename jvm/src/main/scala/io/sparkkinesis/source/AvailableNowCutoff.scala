@@ -1,7 +1,7 @@
 package io.sparkkinesis.source
 
 import io.sparkkinesis.offsets.ShardPosition
-import io.sparkkinesis.prefetch.ShardCut
+import io.sparkkinesis.reader.ShardCut
 
 /**
  * Trigger.AvailableNow: the query reads what had arrived by `millis` (when Spark prepared the trigger), then stops.

@@ -14,7 +14,6 @@ import io.sparkkinesis.fetching.{FetchSettings, ShardReading}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.metrics.QueryMetricsRegistry
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.prefetch.{PrefetchJob, SparkPrefetchJob}
 import io.sparkkinesis.reader.{
   KinesisMicroBatchInputPartition,
   KinesisMicroBatchReaderFactory,
@@ -312,11 +311,14 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   override def commit(end: Offset): Unit = ()
 
+  /** The executors where the query keeps shard sessions (`reader.ShardSessions`), freed when it stops. */
+  protected def sessionLocations: Seq[String] = planner.locations
+
   override def stop(): Unit = {
     tracker.stopListingAhead()
     metricsRun.foreach(QueryMetricsRegistry.detach)
     quietWatch.close()
-    prefetchJob.release(sourceId, planner.locations)
+    prefetchJob.release(sourceId, sessionLocations)
     options.consumer.foreach(spec => StreamConsumers.release(options.connection, consumers, spec))
     KinesisClients.retire(options.connection)
   }

@@ -2,7 +2,7 @@ package io.sparkkinesis.source
 
 import io.sparkkinesis.fetching.FetchSettings
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.{FetchTaskSpec, ShardCut, ShardFetchRequest}
+import io.sparkkinesis.reader.{FetchTaskSpec, ShardCut, ShardFetchRequest}
 import io.sparkkinesis.compat.ScalaCompat._
 
 /**

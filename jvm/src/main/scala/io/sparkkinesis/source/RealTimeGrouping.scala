@@ -9,7 +9,7 @@ import scala.collection.mutable.ArrayBuffer
  * were read.
  *
  * A shard whose last task ran on an executor still there (`location`) goes back to that executor, where its fetcher
- * is pooled between batches (`fetching.FetcherPool`): shards of one executor are dealt into tasks of up to
+ * is pooled between batches (`reader.ShardSessions`): shards of one executor are dealt into tasks of up to
  * `shardsPerTask` placed there, at most as many as the executor has slots (`room`), fullest tasks first. The
  * shards left over (new ones, those of a lost executor, those beyond an executor's room) fill new tasks with no
  * place while the batch has tasks to spare, then the placed tasks with room, emptiest first. Deterministic for the

@@ -4,7 +4,7 @@ import io.sparkkinesis.config.ForeignMetrics
 import io.sparkkinesis.fetching.{FetchCounts, ShardReading}
 import io.sparkkinesis.metrics.ReadStats
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.ShardCut
+import io.sparkkinesis.reader.ShardCut
 import io.sparkkinesis.compat.ScalaCompat._
 
 /**

@@ -4,7 +4,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.fetching.{FetchCounts, HeldRecords, ShardReading}
 import io.sparkkinesis.offsets.ShardKey
-import io.sparkkinesis.prefetch.ShardCut
+import io.sparkkinesis.reader.ShardCut
 import io.sparkkinesis.offsets.ShardPosition
 
 /**

@@ -13,7 +13,7 @@ import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.{FetchTaskSpec, PrefetchJob, ShardCut, SparkPrefetchJob}
+import io.sparkkinesis.reader.{FetchTaskSpec, ShardCut}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 

@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.fetching.{FetchCounts, ShardReading}
-import io.sparkkinesis.prefetch.ShardCut
+import io.sparkkinesis.reader.ShardCut
 
 /** Driver-side planning of prefetch rounds, without Spark or a server: budgets, due shards, tasks, AvailableNow. */
 class PrefetchPlannerSuite extends AnyFunSuite {

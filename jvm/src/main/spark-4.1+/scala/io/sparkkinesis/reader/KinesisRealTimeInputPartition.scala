@@ -13,7 +13,7 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
  * merged shard), so that the task may go on into a child whose last parent it reads to the end. `closed`: shards
  * the driver's listing shows closed, read to their end by GetRecords whatever the fetch mode (see
  * `fetching.ShardFetchers`). `sourceId`: the query's, whose fetchers the executor keeps between batches
- * (`fetching.FetcherPool`); `retired`: the application's stopped queries, whose pooled fetchers the executor closes.
+ * (`ShardSessions`); `retired`: the application's stopped queries, whose pooled fetchers the executor closes.
  * `location`: the executor the shards' tasks of the batch before ran on, where their fetchers are pooled, as a
  * preferred location (`executor_<host>_<executorId>`).
  */

@@ -15,7 +15,6 @@ import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.fetching.{
   BufferedRecord,
   FetchCounts,
-  FetcherPool,
   Pacing,
   PollingShardFetcher,
   ShardFetcher,
@@ -54,7 +53,7 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
  * offset without ever being asked for a record: it says so (`late`), for the driver to plan fewer tasks.
  *
  * Fetchers outlive the batch: a task that ends its batch (Spark asked for [[getOffset]], nothing failed) gives each
- * shard's fetcher back to the executor's [[FetcherPool]] in [[close]], standing after the last record handed on,
+ * shard's fetcher back to the executor's [[ShardSessions]] in [[close]] (parked there), standing after the last record handed on,
  * with the records read but not handed on; the next batch's task of the shard takes it when it starts there, so a
  * steady query makes no GetShardIterator or SubscribeToShard call at a batch's end. A fetcher that failed, whose
  * last look failed, or whose shard ended is closed instead, and so is every fetcher of a task that failed.
@@ -65,7 +64,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     open: (ShardKey, StartPosition) => ShardFetcher = null,
     clock: () => Long = () => System.currentTimeMillis(),
     list: String => Seq[ShardDescription] = null,
-    pool: FetcherPool = FetcherPool.shared)
+    sessions: ShardSessions = ShardSessions.shared)
   extends SupportsRealTimeRead[InternalRow] with Logging {
 
   /** Shards known to be closed: the plan's, and children found closed when adopted. Read by GetRecords. */
@@ -73,7 +72,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   /** Fetchers are pooled between batches for a query named by its source id. */
   private val pooling = p.sourceId.nonEmpty
-  if (pooling) pool.dropSources(p.retired)
+  if (pooling) sessions.retire(p.retired)
 
   /** Spark asked for the task's offset, so the batch ended as planned; a failure escaped the reader. */
   private var offered = false
@@ -143,7 +142,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
     /** Takes the pooled fetcher of the shard if it stands where the shard starts, with its records not handed on. */
     def takePooled(): Unit = if (pooling) {
-      pool.take(p.sourceId, key, position, p.fetch, closed(key)).foreach { pooled =>
+      sessions.take(p.sourceId, key, position, p.fetch, closed(key)).foreach { pooled =>
         pooled.fetcher.whenReady(() => arrivals.wake())
         fetcher = Some(pooled.fetcher)
         page = pooled.leftover.iterator
@@ -155,7 +154,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     /** Gives the fetcher back to the pool when the next batch may go on with it, else closes it. */
     def release(): Unit = fetcher match {
       case Some(f) if pooling && offered && !failed && readable && retries.count == 0 && !f.broken =>
-        pool.give(p.sourceId, key, f, position, page.toVector, p.fetch, closed(key))
+        sessions.give(p.sourceId, key, f, position, page.toVector, p.fetch, closed(key))
         fetcher = None
       case _ => closeFetcher()
     }

@@ -5,9 +5,7 @@ import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, R
 
 import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.fetching.FetcherPool
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition}
-import io.sparkkinesis.prefetch.RetiredSources
 import io.sparkkinesis.reader.{
   KinesisPartitionOffset,
   KinesisRealTimeInputPartition,
@@ -30,7 +28,7 @@ import io.sparkkinesis.reader.{
  * reader), so records of a split shard reach the sink within the batch, after every record of their parent; a
  * merged shard whose parents were read by two tasks is read from the next batch on.
  *
- * Fetchers outlive batches: a task gives each shard's fetcher back to its executor's `fetching.FetcherPool` when the
+ * Fetchers outlive batches: a task parks each shard's fetcher in its executor's `reader.ShardSessions` when the
  * batch ends, and the next batch's task of the shard takes it there, so a steady query opens no shard iterator or
  * subscription at a batch's end. Stopping the query closes its pooled fetchers. For that, each shard's task is
  * placed on the executor its task of the batch before ran on ([[RealTimeGrouping]]), as its tasks report.
@@ -165,14 +163,8 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
     }
   }
 
-  /**
-   * Besides what the micro-batch stream lets go of (which retires the query, so the next real-time task of the
-   * application on each executor closes its pooled fetchers there), the fetchers pooled in this JVM are closed now.
-   */
-  override def stop(): Unit = {
-    super.stop()
-    FetcherPool.shared.dropSource(sourceId)
-  }
+  /** Where the query's shard sessions live: where its prefetch rounds ran, and where its real-time tasks parked. */
+  override protected def sessionLocations: Seq[String] = (super.sessionLocations ++ placed.values).distinct
 
   override def createReaderFactory(): PartitionReaderFactory =
     if (realTime) KinesisRealTimeReaderFactory(KinesisSchema.of(options.dialect)) else super.createReaderFactory()

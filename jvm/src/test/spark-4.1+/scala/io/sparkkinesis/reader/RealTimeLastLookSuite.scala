@@ -9,7 +9,7 @@ import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.model.Record
 
 import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig, StreamRef}
-import io.sparkkinesis.fetching.{FetchSettings, FetchedPage, FetcherPool, ShardFetcher}
+import io.sparkkinesis.fetching.{FetchSettings, FetchedPage, ShardFetcher}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
 
 /**
@@ -55,7 +55,7 @@ class RealTimeLastLookSuite extends AnyFunSuite {
   test("the last look before the deadline is held back to end just before it, calls a period apart or more") {
     val fetcher = new Timed(visibleAt = Seq(0L, 3150L))
     val reader = new KinesisRealTimePartitionReader(partition, KinesisSchema.Databricks,
-      open = (_, _) => fetcher, pool = new FetcherPool())
+      open = (_, _) => fetcher, sessions = new ShardSessions())
     val t0 = System.currentTimeMillis()
     fetcher.t0 = t0
     val handed = ArrayBuffer.empty[String]

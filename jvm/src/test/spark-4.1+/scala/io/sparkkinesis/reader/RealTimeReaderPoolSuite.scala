@@ -7,7 +7,7 @@ import software.amazon.awssdk.core.SdkBytes
 import software.amazon.awssdk.services.kinesis.model.Record
 
 import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig, StreamRef}
-import io.sparkkinesis.fetching.{FetchSettings, FetchedPage, FetcherPool, ShardFetcher}
+import io.sparkkinesis.fetching.{FetchSettings, FetchedPage, ShardFetcher}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
 
 /**
@@ -51,7 +51,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
     endedBefore = Set.empty, sourceId = "query")
 
   /** A reader of `start` whose opened fetchers are kept in `opened` (each reads from the record `start` is after). */
-  private final class Task(start: ShardPosition, pool: FetcherPool, opened: collection.mutable.Buffer[Pages]) {
+  private final class Task(start: ShardPosition, pool: opened: collection.mutable.Buffer[Pages]) {
     val reader = new KinesisRealTimePartitionReader(partition(start), KinesisSchema.Databricks,
       open = (_, _) => {
         val f = new Pages(from = start match {
@@ -60,7 +60,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
         })
         opened += f
         f
-      }, pool = pool)
+      }, sessions = pool)
 
     /** The data of the next `n` records handed on. */
     def read(n: Int): Seq[String] = (1 to n).map { _ =>
@@ -73,7 +73,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
   }
 
   test("a batch ending mid-page gives the fetcher back with the page's rest; the next batch reads on, opening none") {
-    val pool = new FetcherPool()
+    val pool = new ShardSessions()
     val opened = collection.mutable.Buffer.empty[Pages]
     val first = new Task(ShardPosition.NotStarted(StartPosition.TrimHorizon), pool, opened)
     assert(first.read(3) == Seq("r0", "r1", "r2"))
@@ -90,7 +90,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
   }
 
   test("a task not asked for its offset (it failed, or was stopped) closes its fetcher instead") {
-    val pool = new FetcherPool()
+    val pool = new ShardSessions()
     val opened = collection.mutable.Buffer.empty[Pages]
     val first = new Task(ShardPosition.NotStarted(StartPosition.TrimHorizon), pool, opened)
     first.read(3)
@@ -99,7 +99,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
   }
 
   test("a next task starting elsewhere (a batch run again from its start) closes the pooled fetcher, opens its own") {
-    val pool = new FetcherPool()
+    val pool = new ShardSessions()
     val opened = collection.mutable.Buffer.empty[Pages]
     val first = new Task(ShardPosition.NotStarted(StartPosition.TrimHorizon), pool, opened)
     first.read(3)

@@ -5,7 +5,8 @@ import java.nio.file.Files
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.fetching.{FaultyGetRecords, FaultySubscriptions, FetcherPool, SubscriptionSource}
+import io.sparkkinesis.fetching.{FaultyGetRecords, FaultySubscriptions, SubscriptionSource}
+import io.sparkkinesis.reader.ShardSessions
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
@@ -68,12 +69,12 @@ class RealTimeFetcherPoolSuite extends AnyFunSuite with LocalKinesisServers with
       assert(grown.values.forall(_ <= limit),
         s"over ${query.recentProgress.length - batchesBefore} batches after the first: opened $grown (before: $before)")
       assert(query.exception.isEmpty && query.isActive)
-      assert(FetcherPool.shared.size > 0, "no fetcher pooled between batches")
+      assert(ShardSessions.shared.size > 0, "no fetcher pooled between batches")
     } finally query.stop()
     // The stopped query's pooled fetchers are closed (the suite's queries run one at a time).
     val deadline = System.nanoTime() + 10L * 1000 * 1000 * 1000
-    while (FetcherPool.shared.size > 0 && System.nanoTime() < deadline) Thread.sleep(20)
-    assert(FetcherPool.shared.size == 0, "the stopped query's fetchers still pooled")
+    while (ShardSessions.shared.size > 0 && System.nanoTime() < deadline) Thread.sleep(20)
+    assert(ShardSessions.shared.size == 0, "the stopped query's fetchers still pooled")
     assertReadInOrder(Collected.rows(sink), written)
   }
 
