@@ -134,6 +134,8 @@ class KplReshardSuite extends AnyFunSuite with LocalKinesisServers with SharedSp
     val (metrics, _) = writeAcross(stream)(split(kinesalite, stream, Resharding.openShards(kinesalite, stream).head))
     assert(metrics(SinkMetrics.ResentRecords) > 0, s"no aggregate landed in the wrong child, nothing to drop: $metrics")
     val opts = options(kinesalite, stream)
+    // kinesalite dates records put into a new child up to a second ahead; a batch read planned before then reads none.
+    awaitClockPastArrivals(kinesalite, stream)
     // A batch read (ranges read by GetRecords on the executors)...
     val batch = spark.read.format("kinesis").options(opts).load().selectExpr(ReadColumns: _*).collect().toSeq
     // ... and a streaming one (prefetch rounds and their buffers).
