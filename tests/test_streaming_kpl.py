@@ -4,10 +4,15 @@ The aggregates are made by the PyPI package ``aws_kinesis_agg`` (its ``RecordAgg
 boto3, never by this project's code: the source must turn each into one row per user record, with the
 user record's partition key and data and ``subSequenceNumber`` 0..n-1, exactly once, also when a query
 stops and restarts from a checkpoint whose offsets end inside an aggregate.
+
+They are written as the KPL writes them: the user records of one aggregate all hash into the shard the aggregate
+is put to (by partition key or by explicit hash key). An aggregate that breaks that rule is read as the KCL reads
+it: its user records outside the shard's range are dropped and counted (``dropOutOfRangeSubRecords``, issue 52).
 """
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -37,9 +42,31 @@ class UserRecord(NamedTuple):
     aggregated: bool
 
 
-def _make_records(user_count: int, plain_every: int = 6) -> Tuple[List[dict], List[UserRecord]]:
+def _hash_ranges(kinesis, stream: str) -> List[Tuple[int, int]]:
+    """The open shards' hash key ranges, in shard order."""
+    return [(int(s["HashKeyRange"]["StartingHashKey"]), int(s["HashKeyRange"]["EndingHashKey"]))
+            for s in streams.list_shards(kinesis, stream) if "EndingSequenceNumber" not in s["SequenceNumberRange"]]
+
+
+def _hash_of(partition_key: str) -> int:
+    """Where Kinesis routes a partition key: the MD5 of its UTF-8 bytes as a 128-bit unsigned integer."""
+    return int.from_bytes(hashlib.md5(partition_key.encode("utf-8")).digest(), "big")
+
+
+def _make_records(user_count: int, ranges: List[Tuple[int, int]],
+                  plain_every: int = 6) -> Tuple[List[dict], List[UserRecord]]:
     """PutRecords entries (aggregates from aws_kinesis_agg, and some plain records between them) and the user
-    records they carry, in the order written."""
+    records they carry, in the order written. Aggregate n goes to shard n % len(ranges), and every user record in
+    it hashes into that shard's range, as the KPL makes them."""
+    # 41 partition keys per shard: repeated keys, so an aggregate's key table has fewer keys than records.
+    keys: List[List[str]] = [[] for _ in ranges]
+    candidate = 0
+    while min(len(k) for k in keys) < 41:
+        key = f"pk-{candidate}"
+        candidate += 1
+        for shard, (start, end) in enumerate(ranges):
+            if start <= _hash_of(key) <= end and len(keys[shard]) < 41:
+                keys[shard].append(key)
     entries: List[dict] = []
     expected: List[UserRecord] = []
     made = 0
@@ -48,12 +75,14 @@ def _make_records(user_count: int, plain_every: int = 6) -> Tuple[List[dict], Li
         if made >= user_count:
             break
         factor = min(factor, user_count - made)
+        shard = n % len(ranges)
+        start, end = ranges[shard]
         aggregator = RecordAggregator()
         # Every third aggregate routes by explicit hash key (the record's own key table holds it too).
-        explicit: Optional[str] = str((n * 7919) % (2 ** 128)) if n % 3 == 2 else None
+        explicit: Optional[str] = str(start + (n * 7919) % (end - start + 1)) if n % 3 == 2 else None
         for sub in range(factor):
             data = f"user-{made:05d}-" + "x" * (made % 50)
-            key = f"pk-{made % 41}"  # repeated keys: the aggregate's key table has fewer keys than records
+            key = keys[shard][made % len(keys[shard])]
             assert aggregator.add_user_record(key, data, explicit) is None, "aggregate filled up unexpectedly"
             expected.append(UserRecord(data, key, len(entries), sub, True))
             made += 1
@@ -70,6 +99,24 @@ def _make_records(user_count: int, plain_every: int = 6) -> Tuple[List[dict], Li
             entries.append({"Data": data.encode(), "PartitionKey": f"plain-key-{plain % 7}"})
             plain += 1
     return entries, expected
+
+
+def _misrouted_aggregate(ranges: List[Tuple[int, int]], count: int) -> Tuple[dict, List[str], List[str]]:
+    """One aggregate, put to the first shard by its first key, whose user records' keys hash into every shard (as
+    a writer that aggregates without the shard map makes them): the entry, and the data of the user records inside
+    and outside the first shard's range."""
+    aggregator = RecordAggregator()
+    start, end = ranges[0]
+    keys = [f"misrouted-{i}" for i in range(10 * count)]
+    first = next(k for k in keys if start <= _hash_of(k) <= end)
+    inside: List[str] = []
+    outside: List[str] = []
+    for i, key in enumerate([first] + [k for k in keys if k != first][:count - 1]):
+        data = f"misrouted-{i:03d}"
+        assert aggregator.add_user_record(key, data) is None
+        (inside if start <= _hash_of(key) <= end else outside).append(data)
+    pk, _, blob = aggregator.clear_and_get().get_contents()
+    return {"Data": blob, "PartitionKey": pk}, inside, outside
 
 
 class _Row(NamedTuple):
@@ -115,15 +162,20 @@ def _check_rows(rows, expected: List[UserRecord]) -> None:
 def test_kpl_aggregates_come_out_one_row_per_user_record(spark, local_kinesis_server, stream_name, tmp_path):
     kinesis = streams.client(local_kinesis_server)
     streams.create_stream(kinesis, stream_name, 2)
-    entries, expected = _make_records(1000)
-    streams.put_records(kinesis, stream_name, entries)
+    ranges = _hash_ranges(kinesis, stream_name)
+    entries, expected = _make_records(1000, ranges)
+    misrouted, inside, outside = _misrouted_aggregate(ranges, 20)
+    assert inside and outside, "the misrouted aggregate has user records on both sides of its shard's range"
+    streams.put_records(kinesis, stream_name, entries + [misrouted])
     assert len(entries) < len(expected)
     assert {u.sub for u in expected} >= set(range(64)), "the largest aggregate holds 64 user records"
 
     rows = []
+    misrouted_rows = []
 
     def collect(batch, batch_id):
-        rows.extend(batch.selectExpr(*_COLUMNS).collect())
+        for row in batch.selectExpr(*_COLUMNS).collect():
+            (misrouted_rows if row.data.startswith("misrouted-") else rows).append(row)
 
     df = _reader(spark, local_kinesis_server, stream_name, initialPosition="trim_horizon")
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
@@ -134,13 +186,18 @@ def test_kpl_aggregates_come_out_one_row_per_user_record(spark, local_kinesis_se
     finally:
         query.stop()
     _check_rows(rows, expected)
-    assert sum(p["numInputRows"] for p in query.recentProgress) == len(expected)
+    # The misrouted aggregate's user records outside its shard are dropped, as the KCL drops them, and counted.
+    assert sorted(r.data for r in misrouted_rows) == sorted(inside)
+    assert sum(p["numInputRows"] for p in query.recentProgress) == len(expected) + len(inside)
+    dropped = [int(s["metrics"]["droppedSubRecords"]) for s in (p["sources"][0] for p in query.recentProgress)
+               if s.get("metrics", {}).get("droppedSubRecords") is not None]
+    assert dropped and dropped[-1] == len(outside), dropped
 
 
 def test_kpl_restart_inside_an_aggregate_neither_repeats_nor_skips(spark, kinesalite_server, stream_name, tmp_path):
     kinesis = streams.client(kinesalite_server)
     streams.create_stream(kinesis, stream_name, 2)
-    entries, expected = _make_records(1000)
+    entries, expected = _make_records(1000, _hash_ranges(kinesis, stream_name))
     streams.put_records(kinesis, stream_name, entries)
     checkpoint = str(tmp_path / "cp")
     # 97 rows per batch (over two shards): batch ends fall inside aggregates, not on their boundaries.

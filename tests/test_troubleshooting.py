@@ -26,6 +26,7 @@ from spark_kinesis import kinesis_stream
 from harness import streams
 from harness.waiting import wait_for
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
+from harness.fault_proxy import STALE_LISTING
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "troubleshooting.md"
@@ -466,6 +467,22 @@ def test_kinesis_record_rejected(spark, fault_proxy, stream_name):
     error = _error(lambda: _write(_one_row(spark), fault_proxy, stream_name))
     assert "with InvalidArgumentException: the record was refused" in error
     assert_documented("KINESIS_RECORD_REJECTED", [error])
+
+
+def test_kinesis_shard_listing_behind(spark, fault_proxy, stream_name):
+    upstream = streams.client(fault_proxy.upstream_endpoint)
+    streams.create_stream(upstream, stream_name, 1)
+    # The proxy keeps the listing from before the split: the sink packs for the parent, its aggregate lands in a child
+    # that no listing shows.
+    fault_proxy.stale_listing(stream_name)
+    streams.client(fault_proxy).list_shards(StreamName=stream_name)
+    streams.split_in_half(upstream, stream_name, "shardId-000000000000")
+    rows = spark.createDataFrame([(str(i), f"k{i}") for i in range(50)], "data string, partitionKey string")
+    error = _error(lambda: _write(rows.coalesce(1), fault_proxy, stream_name, aggregation="kpl", maxRetries="1"))
+    assert f"written to stream '{stream_name}' landed in shard shardId-00000000000" in error
+    assert "after 2 listings" in error
+    assert fault_proxy.injected(STALE_LISTING) >= 2
+    assert_documented("KINESIS_SHARD_LISTING_BEHIND", [error])
 
 
 def test_kinesis_service_error(spark, fault_proxy, stream_name):

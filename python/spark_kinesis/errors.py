@@ -176,6 +176,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_FOREIGN_CHECKPOINT": KinesisInvalidOffsetError,
     "KINESIS_STREAMS_CHANGED": KinesisStreamsChangedError,
     "KINESIS_RETRIES_EXHAUSTED": KinesisRetriesExhaustedError,
+    "KINESIS_SHARD_LISTING_BEHIND": KinesisServiceError,
     "KINESIS_READ_STALLED": KinesisReadStalledError,
     "KINESIS_CONSUMER_LIMIT": KinesisConsumerError,
     "KINESIS_CONSUMER_NOT_FOUND": KinesisConsumerError,

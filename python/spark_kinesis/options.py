@@ -61,6 +61,7 @@ class KinesisOptions:
     FAIL_ON_DATA_LOSS: Final = "failOnDataLoss"
     SHARD_DISCOVERY_INTERVAL: Final = "shardDiscoveryInterval"
     STALL_TIMEOUT: Final = "stallTimeout"
+    DROP_OUT_OF_RANGE_SUB_RECORDS: Final = "dropOutOfRangeSubRecords"
     CONSUMER_MODE: Final = "consumerMode"
     CONSUMER_NAME: Final = "consumerName"
     CONSUMER_NAME_PREFIX: Final = "consumerNamePrefix"
@@ -205,6 +206,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "stallTimeout": OptionInfo(
         "stallTimeout", "duration", "source", "600s", (), None, None, False,
         "a duration from 10s to 86400s such as 200ms, 5s or 2m"),
+    "dropOutOfRangeSubRecords": OptionInfo(
+        "dropOutOfRangeSubRecords", "boolean", "source", "true", (), None, None, False,
+        "true or false"),
     "consumerMode": OptionInfo(
         "consumerMode", "enum", "source", "polling", ("polling", "efo"), None, None, False,
         "one of polling, efo"),

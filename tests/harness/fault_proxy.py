@@ -27,6 +27,9 @@ What it can inject
 * ``stall(stream, shard_id)``: a shard whose reader can make no progress: every GetRecords on it is answered with
   no records, the same iterator as the next one and ``MillisBehindLatest`` of a minute, whatever the shard
   holds (counted as ``STALLED``).
+* ``stale_listing(stream)``: ListShards on that stream answered, from then on, with what it answered the first time
+  after the call (counted as ``STALE_LISTING``): a listing that lags behind a reshard, which the service may give
+  for a while after one and no local server does (they list a new shard at once).
 * A shard gone while its stream exists (a closed shard deleted after the retention period):
   ``inject_error("GetShardIterator", "ResourceNotFoundException", shard=...)`` and the same for GetRecords;
   ListShards and DescribeStreamSummary still answer for the stream.
@@ -120,6 +123,7 @@ INTERNAL_FAILURE = "internal_failure"             # requests answered 500 Intern
 TRIMMED_POSITION = "trimmed_position"             # GetShardIterator refused: the sequence number was trimmed
 TRIMMED_ITERATOR = "trimmed_iterator"             # GetRecords on an iterator whose position was trimmed (stuck)
 STALLED = "stalled"                               # GetRecords on a stalled shard: nothing, ever
+STALE_LISTING = "stale_listing"                   # ListShards answered with an earlier answer (a lagging listing)
 
 #: MillisBehindLatest of a GetRecords answer on a stalled shard.
 STALLED_MILLIS_BEHIND = 60_000
@@ -475,6 +479,7 @@ class FaultProxy:
         self._entry_failures: Optional[_EntryFailures] = None
         self._trims: Dict[Tuple[str, str], int] = {}
         self._stalls: Set[Tuple[str, str]] = set()
+        self._stale_listings: Dict[str, Optional[_Reply]] = {}
         self._reset_counters_locked()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -634,6 +639,12 @@ class FaultProxy:
             self._trims[(stream, shard_id)] = int(through_sequence)
         return self
 
+    def stale_listing(self, stream: str) -> "FaultProxy":
+        """ListShards naming ``stream`` keeps answering what it answered the first time after this call."""
+        with self._lock:
+            self._stale_listings[stream] = None
+        return self
+
     def clear_faults(self) -> "FaultProxy":
         """Back to a plain pass-through. Counters (calls and injected faults) are kept."""
         with self._lock:
@@ -641,6 +652,7 @@ class FaultProxy:
             self._entry_failures = None
             self._trims.clear()
             self._stalls.clear()
+            self._stale_listings.clear()
         return self
 
     # -- counters -------------------------------------------------------------------------------
@@ -781,6 +793,7 @@ class FaultProxy:
     def _plan_and_run(self, handler: _Handler, operation: str, request: Optional[Dict[str, Any]],
                       body: bytes) -> _Reply:
         shard: Shard = UNKNOWN_SHARD
+        remember: Optional[str] = None  # a stream whose ListShards answer is to be kept (stale_listing)
         entry_plan: Optional[List[bool]] = None
         entry_failures: Optional[_EntryFailures] = None
         with self._lock:
@@ -805,6 +818,13 @@ class FaultProxy:
                     if rule.matches(operation, shard) and rule.decide():
                         self._injected[(rule.kind, operation)] += 1
                         return _error_reply(rule.status, rule.error_type, rule.message)
+                listed = _stream_of(request) if operation == "ListShards" else None
+                if listed in self._stale_listings:
+                    kept = self._stale_listings[listed]  # type: ignore[index]
+                    if kept is not None:
+                        self._injected[(STALE_LISTING, operation)] += 1
+                        return kept
+                    remember = listed
                 if operation == "PutRecords" and self._entry_failures is not None:
                     entry_failures = self._entry_failures
                     entry_plan = entry_failures.choose(len(request.get("Records") or []))
@@ -834,6 +854,10 @@ class FaultProxy:
                                        StartingSequenceNumber=str(trimmed_through))).encode("utf-8")
 
         reply = self._forward(handler, operation, body)
+        if remember is not None and reply.status == 200:
+            with self._lock:
+                if remember in self._stale_listings and self._stale_listings[remember] is None:
+                    self._stale_listings[remember] = reply
         if trimmed_through is not None and operation == "GetRecords" and reply.status == 200:
             reply = self._stuck_if_trimmed(reply, trimmed_through, str(request.get("ShardIterator")))
         if request is not None and reply.status == 200 and operation in ("GetShardIterator", "GetRecords"):

@@ -123,6 +123,12 @@ private[sparkkinesis] object KinesisOptions {
   val FailOnDataLoss: OptionSpec[Boolean] = OptionSpec("failOnDataLoss", Bool, Some(true), Scope.Source, V0_1,
     "Fail the query when records it should read are gone (trimmed by retention). With false it logs a warning, " +
       "counts the loss in the dataLoss metric and goes on from the oldest record available.", "Source")
+  val DropOutOfRangeSubRecords: OptionSpec[Boolean] = OptionSpec("dropOutOfRangeSubRecords", Bool, Some(true),
+    Scope.Source, V0_1,
+    "Drop the user records of a KPL aggregate whose hash key (explicit, else the MD5 of the partition key) lies " +
+      "outside the hash key range of the shard the aggregate was read from, as the KCL does: copies a producer put " +
+      "in the wrong child after a split and sent again to the right one. Counted in the droppedSubRecords metric. " +
+      "With false every user record is read, such copies too. Plain records are never dropped.", "Source")
   val ShardDiscoveryInterval: OptionSpec[Duration] = OptionSpec("shardDiscoveryInterval",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(1)), Some(Duration.ofSeconds(10)), Scope.Source, V0_1,
     "How often the driver lists shards (ListShards) to find shards created by resharding.", "Source")
@@ -309,7 +315,7 @@ private[sparkkinesis] object KinesisOptions {
     InitialPosition, InitialTimestamp, InitialShardPositions, MaxRecordsPerFetch, MinFetchPeriod, ShardsPerTask,
     IdleFetchPeriod,
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
-    StallTimeout,
+    StallTimeout, DropOutOfRangeSubRecords,
     ConsumerMode, ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration, RegisteredConsumerId,
     RegisteredConsumerIdType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,

@@ -173,6 +173,20 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_RECORD_REJECTED",
       Map("position" -> position, "stream" -> stream, "errorCode" -> errorCode, "errorMessage" -> errorMessage))
 
+  /**
+   * With `aggregation=kpl`: an aggregate landed in `landedIn`, and every listing of the stream within the sink's retry
+   * budget still did not show that shard (or still showed `packedFor` open).
+   */
+  def shardListingBehind(
+      stream: String,
+      landedIn: String,
+      packedFor: String,
+      listings: Int,
+      millis: Long): KinesisException =
+    new KinesisException("KINESIS_SHARD_LISTING_BEHIND",
+      Map("stream" -> stream, "landedIn" -> landedIn, "packedFor" -> packedFor, "listings" -> listings.toString,
+        "millis" -> millis.toString))
+
   /** One record of the sink kept failing until its retry budget was spent. */
   def putRetriesExhausted(
       position: String,

@@ -31,13 +31,18 @@ private[sparkkinesis] object BufferedRecord {
   private val StringOverhead = 48L
   private val ObjectOverhead = 176L
 
-  /** The user records of one Kinesis record, de-aggregating KPL aggregates. */
-  def fromKinesis(r: Record): IndexedSeq[BufferedRecord] = {
+  /**
+   * The user records of one Kinesis record, de-aggregating KPL aggregates, less those of an aggregate that `kept`
+   * drops ([[SubRecordFilter]]: outside the shard's hash key range). A record kept keeps its place: its
+   * sub-sequence number is its index in the aggregate, and only the aggregate's last user record is
+   * `lastInAggregate`, whatever was dropped, so offsets are those of a read that drops nothing.
+   */
+  def fromKinesis(r: Record, kept: SubRecordFilter): IndexedSeq[BufferedRecord] = {
     val data = r.data().asByteArrayUnsafe()
     val arrival = r.approximateArrivalTimestamp().toEpochMilli
     Kpl.deaggregate(data, r.partitionKey()) match {
       case Some(users) if users.nonEmpty =>
-        users.indices.map { i =>
+        users.indices.filter(i => kept.keeps(users(i))).map { i =>
           val u = users(i)
           BufferedRecord(RecordPosition(r.sequenceNumber(), i.toLong, i == users.size - 1), u.partitionKey, u.data,
             arrival)

@@ -6,6 +6,8 @@ package io.sparkkinesis.fetching
  * bound and what trimmed records mean. `consumers`: the enhanced fan-out consumer ARN of each stream (by name) when
  * the query reads with `consumerMode=efo`; the executors' prefetch buffers then read those streams by
  * SubscribeToShard, while re-reads of planned ranges and the driver's own looks keep to GetRecords.
+ * `dropOutOfRangeSubRecords`: whether user records of KPL aggregates outside their shard's hash key range are
+ * dropped, as the KCL drops them ([[SubRecordFilter]]).
  */
 private[sparkkinesis] final case class FetchSettings(
     maxRecordsPerCall: Int,
@@ -14,4 +16,5 @@ private[sparkkinesis] final case class FetchSettings(
     maxBytesPerSecond: Long = 2L * 1024 * 1024,
     bufferBytes: Long = 256L * 1024 * 1024,
     failOnDataLoss: Boolean = true,
-    consumers: Map[String, String] = Map.empty)
+    consumers: Map[String, String] = Map.empty,
+    dropOutOfRangeSubRecords: Boolean = true)

@@ -92,7 +92,8 @@ private[sparkkinesis] final class RangeReader(
               done = true
             }
           } else emptyAtTip = 0
-          page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis)
+          val kept = fetcher.subRecords
+          page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis(_, kept))
         }
       }
       nextRecord.isDefined

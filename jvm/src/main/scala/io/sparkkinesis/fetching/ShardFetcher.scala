@@ -61,6 +61,13 @@ private[sparkkinesis] trait ShardFetcher {
   /** Whether the fetcher failed for good: every [[fetch]] throws the same error, trying again cannot help. */
   def broken: Boolean = false
 
+  /**
+   * Which user records of the KPL aggregates this fetcher returns a reader keeps, and how many it dropped
+   * ([[SubRecordFilter]]): set by [[ShardFetchers.open]] from the query's settings; a fetcher built otherwise keeps
+   * every one.
+   */
+  @volatile private[sparkkinesis] var subRecords: SubRecordFilter = SubRecordFilter.KeepAll
+
   /** Lets go of what the fetcher holds open (a subscription); the fetcher is not used afterwards. */
   def close(): Unit = ()
 }

@@ -35,14 +35,17 @@ private[sparkkinesis] object ShardFetchers {
       shardId: String,
       start: StartPosition,
       settings: FetchSettings,
-      closed: Boolean = false): ShardFetcher =
-    settings.consumers.get(stream.name).filterNot(_ => closed) match {
+      closed: Boolean = false): ShardFetcher = {
+    val fetcher = settings.consumers.get(stream.name).filterNot(_ => closed) match {
       case Some(consumerArn) =>
         new FanOutShardFetcher(subscriptions(connection), consumerArn, stream, shardId, start,
           settings.maxRecordsPerCall, settings.failOnDataLoss,
           fallback = Some(from => polling(connection, stream, shardId, from, settings)))
       case None => polling(connection, stream, shardId, start, settings)
     }
+    fetcher.subRecords = SubRecordFilter.forShard(connection, stream, shardId, settings.dropOutOfRangeSubRecords)
+    fetcher
+  }
 
   /**
    * Whether `fetcher`, opened before the driver's listing showed the shard `closed`, still reads it as [[open]] would

@@ -35,7 +35,8 @@ private[sparkkinesis] final class KinesisBatchPartitionReader(
         }
       } else if (!shardDone) {
         val fetched = fetcher.fetch()
-        buffered = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis)
+        val kept = fetcher.subRecords
+        buffered = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis(_, kept))
         shardDone = fetched.shardEnded || (fetched.records.isEmpty && fetched.millisBehindLatest == 0)
       } else if (shards.hasNext) {
         val s = shards.next()

@@ -162,7 +162,7 @@ private[sparkkinesis] final class ShardBuffer(
         if (!(fetcher eq reader)) return false
         var pageBytes = 0L
         page.records.foreach { r =>
-          BufferedRecord.fromKinesis(r).foreach { u =>
+          BufferedRecord.fromKinesis(r, reader.subRecords).foreach { u =>
             if (ShardPosition.includes(skipFrom, u.position) && ShardPosition.includes(readerBase, u.position) &&
               ShardPosition.includes(lastPosition, u.position)) {
               records += u

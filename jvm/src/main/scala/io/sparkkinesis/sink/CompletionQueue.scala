@@ -13,6 +13,7 @@ private[sink] final class CompletionQueue[T] {
   private val lock = new ReentrantLock()
   private val arrived = lock.newCondition()
   private val completed = new java.util.ArrayDeque[T]()
+  private var signalled = false
 
   /** From any thread: one finished call. */
   def add(item: T): Unit = {
@@ -23,11 +24,22 @@ private[sink] final class CompletionQueue[T] {
     } finally lock.unlock()
   }
 
-  /** Waits up to `nanos` for a finished call, unless one is already there. */
+  /** From any thread: ends the current or next [[await]] without a finished call (something else is ready). */
+  def signal(): Unit = {
+    lock.lock()
+    try {
+      signalled = true
+      arrived.signalAll()
+    } finally lock.unlock()
+  }
+
+  /** Waits up to `nanos` for a finished call or a [[signal]], unless one is already there. */
   def await(nanos: Long): Unit = {
     lock.lock()
-    try if (completed.isEmpty && nanos > 0) arrived.await(nanos, TimeUnit.NANOSECONDS)
-    finally lock.unlock()
+    try {
+      if (completed.isEmpty && !signalled && nanos > 0) arrived.await(nanos, TimeUnit.NANOSECONDS)
+      signalled = false
+    } finally lock.unlock()
   }
 
   /** Every finished call so far, oldest first. */

@@ -32,9 +32,9 @@ private[sparkkinesis] object KinesisDataWriter {
  * task (real-time mode) a record does not wait for a full call or the task's end. The writer's lock keeps the
  * ticker and the task apart; a tick that finds the task at work skips, the task sending anyway. A tick holds the
  * lock only to take what is to leave, and makes the calls after letting it go, so a call that waits (credentials,
- * a slow endpoint) never blocks the task; the one call made under it is the ListShards that follows a reshard with
- * `aggregation=kpl` ([[MisplacedRecords]]), on whichever thread learns of the reshard. `commit`, `abort` and
- * `close` stop the ticks first: after they return, no tick sends anything.
+ * a slow endpoint) never blocks the task; the ListShards that follows a reshard with `aggregation=kpl`
+ * ([[MisplacedRecords]]) runs on a thread of its own, the record waiting for it. `commit`, `abort` and `close` stop
+ * the ticks first: after they return, no tick sends anything.
  */
 private[sparkkinesis] final class KinesisDataWriter(
     options: SinkOptions,
@@ -71,8 +71,10 @@ private[sparkkinesis] final class KinesisDataWriter(
   private val packer = options.aggregationMaxBytes.map(max =>
     new KplRecordPacker(kplMaps, stream => math.min(max, limitsFor(stream, max).maxRecordBytes),
       math.max(max, options.limits.maxRequestBytes.getOrElse(SinkLimits.DefaultRequestBytes))))
-  private val misplaced = packer.map(new MisplacedRecords(kplMaps, _))
-  private val sender = new PutRecordsSender(client, streams,
+  // A shard listing that ends wakes the sender, which may be waiting for it (built below: it is read only then).
+  private val misplaced = packer.map(new MisplacedRecords(kplMaps, _, options.retry, stream => streams(stream).toString,
+      () => sender.wake()))
+  private val sender: PutRecordsSender = new PutRecordsSender(client, streams,
     SenderSettings(limitsOf, options.limits.maxRecordsPerRequest,
       options.maxInFlightRequests, options.perKeyOrdering, options.retry), counters,
     (entry, shardId) => misplaced.fold(Relocation.Nothing)(_.landed(entry, shardId)))

@@ -1,5 +1,7 @@
 package io.sparkkinesis.sink
 
+import java.util.concurrent.CompletableFuture
+
 import scala.collection.mutable
 
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
@@ -12,7 +14,8 @@ private[sink] final case class KplRoute(shard: String, unit: String)
 /**
  * A KPL writer's view of the shards of its target streams, per stream:
  *  - the shard map records are packed by: the executor's ([[ShardMap.forStream]]) when the writer first writes
- *    there, listed again by [[refresh]] when a record lands in a shard the map did not predict (a reshard);
+ *    there, listed again ([[listAgain]], off the writer's lock, then [[install]]) when a record lands in a shard the
+ *    map did not predict (a reshard);
  *  - the map the writer began with, whose shards stay its units of order for its whole life: a key belongs to one
  *    unit however the stream is resharded meanwhile, so with `ordering=perKey` (at most one record per unit in
  *    flight) a key's records never travel in two units at once. After a split a unit spans the children; after a
@@ -36,11 +39,16 @@ private[sink] final class KplShardMaps(client: KinesisAsyncClient, streams: Sink
     KplRoute(map.shardOf(hashKey), first(stream).shardOf(hashKey))
   }
 
-  /** Lists `stream` again, for this writer and the executor's next ones. */
-  def refresh(stream: Int): ShardMap = {
+  /** Lists `stream` again, off the caller's thread (the writer's lock is not held while it waits). */
+  def listAgain(stream: Int): CompletableFuture[ShardMap] = {
+    val ref = streams(stream)
+    CompletableFuture.supplyAsync(() => ShardMap.load(client, ref, listing), ShardMap.listings)
+  }
+
+  /** Packs records of `stream` by `map` from now on, as will the executor's next writers. */
+  def install(stream: Int, map: ShardMap): Unit = {
     apply(stream)
-    val map = ShardMap.refresh(client, streams(stream), listing)
     current(stream) = map
-    map
+    ShardMap.keep(client, streams(stream), map)
   }
 }

@@ -35,7 +35,9 @@ private[sparkkinesis] final case class SenderSettings(
  * Records wait in [[PendingEntries]], whose kind sets the ordering guarantee. Waiting records are bounded:
  * [[offer]] blocks while the buffer is full, so a task holds at most a few requests' worth of data.
  * A KPL record that lands in a shard other than the one it was packed for goes to `landedElsewhere`
- * ([[MisplacedRecords]]), whose records to send again go ahead of the others of their ordering key.
+ * ([[MisplacedRecords]]), whose records to send again go ahead of the others of their ordering key. While the shard
+ * listing that tells which records to send again is not in (it runs off the lock), the record waits in `relisting`,
+ * its ordering key held, and is handed to `landedElsewhere` again when the listing ends or is due again.
  */
 private[sparkkinesis] final class PutRecordsSender(
     client: KinesisAsyncClient,
@@ -64,6 +66,13 @@ private[sparkkinesis] final class PutRecordsSender(
 
   // Responses handed over by the client's threads.
   private val completed = new CompletionQueue[Completion]
+
+  // KPL records that landed in a shard the writer's listing does not show yet, with that shard, and when the next
+  // listing is due (Long.MaxValue while one is under way: its end wakes the sender).
+  private val relisting = mutable.ArrayBuffer.empty[(PutEntry, String, Long)]
+
+  /** From any thread: something the task's thread waits for (a shard listing) is ready. */
+  def wake(): Unit = completed.signal()
 
   /** Queues a record and sends what is ready; blocks while the buffer is full. Rethrows a failure. */
   def offer(entry: PutEntry): Unit = {
@@ -110,7 +119,7 @@ private[sparkkinesis] final class PutRecordsSender(
   def flush(): Unit = {
     handleCompleted()
     send(force = true)
-    while (failure == null && (waiting > 0 || inFlightCalls > 0)) {
+    while (failure == null && (waiting > 0 || inFlightCalls > 0 || relisting.nonEmpty)) {
       awaitProgress()
       handleCompleted()
       send(force = true)
@@ -177,13 +186,51 @@ private[sparkkinesis] final class PutRecordsSender(
     }
   }
 
-  /** Waits until a call completes or the next retry is due (at most a second, then the caller looks again). */
+  /**
+   * Waits until a call completes, a shard listing ends, or the next retry or listing is due (at most a second, then
+   * the caller looks again).
+   */
   private def awaitProgress(): Unit = {
     val now = System.nanoTime()
-    completed.await(math.min(MaxWaitNanos, lanes.nextDueNanos.map(_ - now).getOrElse(MaxWaitNanos)))
+    val due = (lanes.nextDueNanos ++ relisting.iterator.map(_._3)).reduceOption(_ min _)
+    completed.await(math.min(MaxWaitNanos, due.map(_ - now).getOrElse(MaxWaitNanos)))
   }
 
-  private def handleCompleted(): Unit = completed.drain().foreach(handle)
+  private def handleCompleted(): Unit = {
+    completed.drain().foreach(handle)
+    // Asking again is cheap until a listing has ended or is due: MisplacedRecords keeps one per stream.
+    if (relisting.nonEmpty && failure == null) {
+      val again = relisting.toList
+      relisting.clear()
+      again.foreach { case (e, shardId, _) => landed(e, shardId) }
+    }
+  }
+
+  /**
+   * A record that was sent has landed in `shardId` (with `aggregation=kpl`: perhaps not the shard it was packed for):
+   * counts it and frees its ordering key, after queueing what is to be sent again in place of its misplaced copies;
+   * or, while the shard listing does not tell what that is, keeps it (and its key) in `relisting`.
+   */
+  private def landed(e: PutEntry, shardId: String): Unit = {
+    val again =
+      if (e.packedFor == null || shardId == null || shardId == e.packedFor) Relocation.Nothing
+      else
+        try landedElsewhere(e, shardId)
+        catch { case NonFatal(t) => fail(t); Relocation.Nothing }
+    val pending = lanes(e.stream)
+    // Packing again may complete aggregates of other streams (the largest held leaves): each to its lane.
+    again.more.foreach(m => lanes(m.stream).add(m))
+    waiting += again.more.size
+    if (again.later) relisting += ((e, shardId, again.lookAgainNanos))
+    else {
+      // Records sent again count as written when their new copies land.
+      counters.recordsWritten += e.userRecords - again.resentRecords
+      counters.resentRecords += again.resentRecords
+      pending.addFirst(again.first) // of e's stream
+      waiting += again.first.size
+      pending.landed(e)
+    }
+  }
 
   private def handle(c: Completion): Unit = {
     inFlight -= c.future
@@ -214,18 +261,8 @@ private[sparkkinesis] final class PutRecordsSender(
       c.batch.iterator.zip(results.iterator).foreach { case (e, r) =>
         r.errorCode() match {
           case null =>
-            val again =
-              if (e.packedFor == null || r.shardId() == null || r.shardId() == e.packedFor) Relocation.Nothing
-              else landedElsewhere(e, r.shardId())
-            // Records sent again count as written when their new copies land.
-            counters.recordsWritten += e.userRecords - again.resentRecords
-            counters.resentRecords += again.resentRecords
             counters.bytesWritten += e.bytes
-            pending.addFirst(again.first) // of e's stream
-            // Packing again may complete aggregates of other streams (the largest held leaves): each to its lane.
-            again.more.foreach(m => lanes(m.stream).add(m))
-            waiting += again.first.size + again.more.size
-            pending.landed(e)
+            landed(e, r.shardId())
           case code if RetryableCodes.contains(code) =>
             val isThrottle = ThrottleCodes.contains(code)
             throttled ||= isThrottle

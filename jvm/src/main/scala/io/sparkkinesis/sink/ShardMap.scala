@@ -7,6 +7,7 @@ import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
 import io.sparkkinesis.aws.{RetryPolicy, ShardListing, StreamRef}
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.runtime.DaemonThreads
 
 /**
  * The open shards of a stream by hash key range, to tell which shard a record goes to (Kinesis routes a
@@ -61,15 +62,24 @@ private[sparkkinesis] object ShardMap {
     cache.get(client, stream, nowMillis)(load(client, stream, policy))
 
   /**
-   * Lists the stream again (a record landed in a shard the map did not predict: the stream was resharded) and keeps
-   * the new map for the writers of this executor in place of the stale one.
+   * Keeps `map`, listed again (a record landed in a shard the map did not predict: the stream was resharded), for the
+   * writers of this executor in place of the stale one.
    */
-  def refresh(
+  def keep(
       client: KinesisAsyncClient,
       stream: StreamRef,
-      policy: RetryPolicy = RetryPolicy.Default,
+      map: ShardMap,
       nowMillis: Long = System.currentTimeMillis()): ShardMap =
-    cache.put(client, stream, nowMillis, load(client, stream, policy))
+    cache.put(client, stream, nowMillis, map)
+
+  /**
+   * Where writers list a stream again after a reshard ([[KplShardMaps.listAgain]]), so that no writer's lock is held
+   * while the call waits: daemon threads, made as listings need them (rarely: once per reshard a writer meets) and
+   * gone after a minute unused.
+   */
+  private[sink] val listings: java.util.concurrent.ExecutorService =
+    java.util.concurrent.Executors.newCachedThreadPool(DaemonThreads.factory("kinesis-sink-shard-listing",
+        numbered = true))
 
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
     if (explicitHashKey != null) BigInt(explicitHashKey)

@@ -148,6 +148,7 @@ private[sparkkinesis] final class SourceMetrics {
       "quietShards" -> quietShards.toString,
       "throttledCalls" -> totals.throttled.toString,
       "dataLoss" -> (totals.dataLoss + lostShards).toString,
+      "droppedSubRecords" -> totals.droppedSubRecords.toString,
       "consumerMode" -> (if (consumers.isEmpty) "polling" else "efo"),
       "consumerName" -> consumers.distinct.mkString(","),
       "subscriptionsRenewed" -> totals.renewed.toString,

@@ -24,6 +24,8 @@ final case class RecordedCall(entries: Int, bytes: Long, injectedFailures: Int, 
  *  - `failEntry`: a test-chosen predicate on the entry, for deterministic faults;
  *  - `callFailure`: a whole-call error for the n-th call (0-based), e.g. a throttled or denied call;
  *  - `listShardsFailure`: the same for the n-th ListShards call (the KPL shard map's);
+ *  - `staleListing`: whether the n-th ListShards call (0-based) answers with the first call's answer, as a listing
+ *    that lags behind a reshard would (the local servers list a new shard at once);
  *  - `beforePutRecords`: runs before the n-th PutRecords call (0-based) goes anywhere, e.g. to reshard the stream
  *    between the writer's listing of its shards and its first call.
  * Every call is recorded (entries, bytes counting partition keys, injected failures), and so is each
@@ -38,6 +40,7 @@ final class FaultInjectingClient(
     @volatile var failEntry: PutRecordsRequestEntry => Boolean = _ => false,
     @volatile var callFailure: Int => Option[Throwable] = _ => None,
     @volatile var listShardsFailure: Int => Option[Throwable] = _ => None,
+    @volatile var staleListing: Int => Boolean = _ => false,
     @volatile var beforePutRecords: Int => Unit = _ => ()) extends KinesisAsyncClient {
 
   private val random = new Random(seed)
@@ -85,10 +88,15 @@ final class FaultInjectingClient(
   /** ListShards calls made, failed ones included. */
   def listShardsCalls: Int = listShardsCount.get()
 
-  override def listShards(request: ListShardsRequest): CompletableFuture[ListShardsResponse] =
-    listShardsFailure(listShardsCount.getAndIncrement())
-      .map(CompletableFuture.failedFuture[ListShardsResponse])
-      .getOrElse(listed(request))
+  private val firstListing = new java.util.concurrent.atomic.AtomicReference[ListShardsResponse]()
+
+  override def listShards(request: ListShardsRequest): CompletableFuture[ListShardsResponse] = {
+    val n = listShardsCount.getAndIncrement()
+    listShardsFailure(n).map(CompletableFuture.failedFuture[ListShardsResponse]).getOrElse {
+      Option(firstListing.get()).filter(_ => staleListing(n)).map(CompletableFuture.completedFuture(_)).getOrElse(
+        listed(request).thenApply { (r: ListShardsResponse) => firstListing.compareAndSet(null, r); r })
+    }
+  }
 
   private def listed(request: ListShardsRequest): CompletableFuture[ListShardsResponse] =
     delegate.map(_.listShards(request)).getOrElse(CompletableFuture.completedFuture(ListShardsResponse.builder()

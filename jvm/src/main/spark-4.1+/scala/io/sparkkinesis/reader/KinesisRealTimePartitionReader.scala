@@ -288,7 +288,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
       s.retries.succeeded()
       val from = s.position
       // A resumed KPL aggregate comes again whole: its user records up to `from` are skipped.
-      s.page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis).filter(r =>
+      val kept = fetcher.subRecords
+      s.page = fetched.records.iterator.flatMap(BufferedRecord.fromKinesis(_, kept)).filter(r =>
         ShardPosition.includes(from, r.position))
       s.lastPage = fetched.shardEnded
       s.millisBehindLatest = Some(fetched.millisBehindLatest)
