@@ -64,7 +64,7 @@ class PackageDependencySuite extends AnyFunSuite {
       val path = readme(pkg)
       if (!Files.isRegularFile(path)) Seq(s"$pkg: no README.md")
       else {
-        val text = read(path)
+        val text = read(path).replaceAll("\\s+", " ")
         val side = Side(pkg)
         (if (mayImport(text).isEmpty && pkg != Root) Seq(s"$pkg: no line 'May import: ...' or 'Imports no package'")
          else Nil) ++
@@ -89,7 +89,7 @@ class PackageDependencySuite extends AnyFunSuite {
 
   test("the README line is read as a list of packages") {
     assert(mayImport("Some words.\nMay import: fetching, offsets, payload.avro and\n errors.\n").contains(
-      Seq("fetching", "offsets", "payload.avro", "errors")))
+        Seq("fetching", "offsets", "payload.avro", "errors")))
     assert(mayImport("Imports no package of the connector.").contains(Nil))
     assert(mayImport("No such line.").isEmpty)
   }
@@ -169,7 +169,7 @@ object PackageDependencySuite {
   private val Reference = """io\.sparkkinesis\.([A-Za-z_][A-Za-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)""".r
   private val Selectors = """io\.sparkkinesis\.\{([^}]*)\}""".r
   private val Name = """[A-Za-z_][A-Za-z0-9_]*""".r
-  private val MayImport = """(?s)May import:\s*([^.]*)\.""".r
+  private val MayImport = """(?s)May import:\s*(.*?)\.(?:\s|$)""".r
 
   /**
    * The package a dotted name right under io.sparkkinesis stands for: the longest known package it starts with (a

@@ -137,7 +137,8 @@ private[sparkkinesis] final class ShardSessions(
     else {
       fetcher.whenReady(() => ())
       startSweep()
-      val before = sessions.put((sourceId, shard), ParkedFetcher(fetcher, position, leftover, settings, closed, clock()))
+      val before =
+        sessions.put((sourceId, shard), ParkedFetcher(fetcher, position, leftover, settings, closed, clock()))
       before match {
         case p: ParkedFetcher if p.fetcher eq fetcher =>
         case null =>

@@ -1,6 +1,7 @@
 package io.sparkkinesis.sink
 
 import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, PhysicalWriteInfo, WriterCommitMessage}
+import io.sparkkinesis.writer.{KinesisDataWriterFactory, SinkOptions, SinkSchema}
 
 /**
  * Nothing to do on the driver: Kinesis has no transactions and a record is durable once acknowledged, so a

@@ -2,6 +2,7 @@ package io.sparkkinesis.sink
 
 import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import io.sparkkinesis.writer.{KinesisDataWriterFactory, SinkOptions, SinkSchema}
 
 /**
  * A streaming query's sink. An epoch's records are all acknowledged when its tasks commit; an epoch re-run

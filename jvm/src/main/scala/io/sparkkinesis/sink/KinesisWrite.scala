@@ -6,6 +6,7 @@ import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 
 import io.sparkkinesis.metrics.QueryMetricsRegistry
+import io.sparkkinesis.writer.{SinkMetrics, SinkOptions, SinkSchema}
 
 /** A checked write to Kinesis, as a batch job or a streaming query; declares the sink's metrics. */
 private[sparkkinesis] final class KinesisWrite(

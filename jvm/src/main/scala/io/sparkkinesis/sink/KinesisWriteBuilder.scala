@@ -6,6 +6,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.sparkkinesis.compat.StreamingUpdateAsAppend
 import io.sparkkinesis.config.Dialect
+import io.sparkkinesis.writer.{SinkOptions, SinkSchema}
 
 /**
  * Builds the write once the input schema is known: options and columns are checked here, so a bad write

@@ -3,6 +3,7 @@ package io.sparkkinesis.sink
 import org.apache.spark.sql.connector.write.WriterCommitMessage
 
 import io.sparkkinesis.metrics.WriteStats
+import io.sparkkinesis.writer.{KinesisWriterCommitMessage, SinkCounts}
 
 /**
  * The sink's counters for a streaming query's progress (`StreamingQueryProgress.sink.metrics`): those of the

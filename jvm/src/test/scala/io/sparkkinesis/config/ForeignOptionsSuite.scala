@@ -7,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.aws.{ConsumerSpec, CredentialsConfig}
 import io.sparkkinesis.errors.KinesisOptionException
-import io.sparkkinesis.sink.SinkOptions
+import io.sparkkinesis.writer.SinkOptions
 import io.sparkkinesis.source.SourceOptions
 
 /** Other connectors' option names: read as this connector's, without effect (warned), or refused. */

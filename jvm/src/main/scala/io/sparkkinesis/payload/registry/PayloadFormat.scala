@@ -16,7 +16,12 @@ import io.sparkkinesis.payload.protobuf.{
   ProtobufEncoder,
   ProtobufTypes
 }
-import io.sparkkinesis.payload.jsonschema.{JsonSchemaConversionException, JsonSchemaDecoder, JsonSchemaEncoder, JsonSchemaTypes}
+import io.sparkkinesis.payload.jsonschema.{
+  JsonSchemaConversionException,
+  JsonSchemaDecoder,
+  JsonSchemaEncoder,
+  JsonSchemaTypes
+}
 
 /** Decodes payloads of one writer schema into Catalyst values of the reader's type; one per task (not thread-safe). */
 private[sparkkinesis] trait PayloadDecoder {

@@ -51,7 +51,7 @@ class RealTimeReaderPoolSuite extends AnyFunSuite {
     endedBefore = Set.empty, sourceId = "query")
 
   /** A reader of `start` whose opened fetchers are kept in `opened` (each reads from the record `start` is after). */
-  private final class Task(start: ShardPosition, pool: opened: collection.mutable.Buffer[Pages]) {
+  private final class Task(start: ShardPosition, pool: ShardSessions, opened: collection.mutable.Buffer[Pages]) {
     val reader = new KinesisRealTimePartitionReader(partition(start), KinesisSchema.Databricks,
       open = (_, _) => {
         val f = new Pages(from = start match {
