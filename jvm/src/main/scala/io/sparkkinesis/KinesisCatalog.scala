@@ -21,7 +21,7 @@ import software.amazon.awssdk.services.kinesis.model.ResourceInUseException
 
 import io.sparkkinesis.aws.{AwsConnection, StreamAdmin, StreamFacts, StreamRef}
 import io.sparkkinesis.config.{CatalogOptions, Dialect, StreamProperties, TableOptions}
-import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
+import io.sparkkinesis.errors.{Condition, KinesisErrors, KinesisException}
 import io.sparkkinesis.reader.KinesisSchema
 
 /**
@@ -87,7 +87,7 @@ class KinesisCatalog extends TableCatalog with Logging {
   private def describe(ident: Identifier, stream: StreamRef): StreamFacts =
     try StreamAdmin.describe(aws, stream)
     catch {
-      case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" => throw new NoSuchTableException(ident)
+      case e: KinesisException if e.is(Condition.StreamNotFound) => throw new NoSuchTableException(ident)
     }
 
   private def tableOf(ident: Identifier, stream: StreamRef, facts: StreamFacts): Table =
@@ -175,7 +175,7 @@ class KinesisCatalog extends TableCatalog with Logging {
       StreamAdmin.delete(aws, stream)
       true
     } catch {
-      case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" => false
+      case e: KinesisException if e.is(Condition.StreamNotFound) => false
     }
   }
 

@@ -3,6 +3,7 @@ package io.sparkkinesis.compat
 import java.lang.invoke.{MethodHandles, MethodType}
 import java.lang.reflect.{InvocationHandler, Method, Proxy}
 
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import com.codahale.metrics.MetricRegistry
@@ -29,16 +30,23 @@ private[sparkkinesis] object SparkShim {
   /**
    * The executors the application has now, by id, with their cores: what Spark's status store (the UI's and the
    * REST API's source) knows of them. Read once, when a listener starts following the executors that come and go
-   * after (`source.ExecutorSlots`): the executors added before it are in no event it will see. Empty if this Spark
-   * has no such store.
+   * after (`source.ExecutorSlots`): the executors added before it are in no event it will see. Spark has no public
+   * API for an executor's cores (its status tracker gives neither ids nor cores); a failure here (a Spark that no
+   * longer has this store) is the caller's to report and work around.
    */
-  def executorCores(sc: SparkContext): Map[String, Int] =
-    try {
+  def executorCores(sc: SparkContext): Try[Map[String, Int]] =
+    Try {
       val store = classOf[SparkContext].getMethod("statusStore").invoke(sc)
       val list = store.getClass.getMethod("executorList", java.lang.Boolean.TYPE).invoke(store, java.lang.Boolean.TRUE)
       list.asInstanceOf[scala.collection.Seq[ExecutorSummary]].filter(e => e.isActive && e.id != "driver")
         .map(e => e.id -> e.totalCores).toMap
-    } catch { case NonFatal(_) => Map.empty }
+    }
+
+  /** This JVM's block manager address (`host:port`), the driver's when called on the driver. */
+  def blockManagerAddress(): String = {
+    val id = SparkEnv.get.blockManager.blockManagerId
+    s"${id.host}:${id.port}"
+  }
 
   /**
    * The logical plan of a DataFrame (`queryExecution.logical`): a method of Spark 3.5's `Dataset` and of Spark 4's

@@ -61,7 +61,7 @@ private[sparkkinesis] object KinesisErrors {
       Map("position" -> position, "size" -> size.toString, "limit" -> limit.toString))
 
   def streamNotFound(stream: String, cause: Throwable): KinesisException =
-    new KinesisException("KINESIS_STREAM_NOT_FOUND", Map("stream" -> stream), cause)
+    new KinesisException(Condition.StreamNotFound.name, Map("stream" -> stream), cause)
 
   def accessDenied(stream: String, operation: String, cause: Throwable): KinesisException =
     new KinesisException("KINESIS_ACCESS_DENIED", Map("operation" -> operation, "stream" -> stream), cause)
@@ -70,7 +70,7 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_NO_CREDENTIALS", Map("sdkMessage" -> safeMessage(cause).take(600)), cause)
 
   def retriesExhausted(what: String, attempts: Int, errorCodes: Iterable[String], cause: Throwable): KinesisException =
-    new KinesisException("KINESIS_RETRIES_EXHAUSTED",
+    new KinesisException(Condition.RetriesExhausted.name,
       Map(
         "failure" -> s"$what failed after $attempts attempts",
         "errorCodes" -> errorCodes.toSeq.distinct.sorted.mkString(", "),
@@ -87,7 +87,7 @@ private[sparkkinesis] object KinesisErrors {
       attempts: Int,
       seconds: Double,
       cause: Throwable): KinesisException =
-    new KinesisException("KINESIS_ENDPOINT_UNREACHABLE",
+    new KinesisException(Condition.EndpointUnreachable.name,
       Map(
         "target" -> target,
         "operation" -> what,
@@ -194,7 +194,7 @@ private[sparkkinesis] object KinesisErrors {
       failures: Int,
       errorCodes: Iterable[String],
       lastError: Option[Throwable]): KinesisException =
-    new KinesisException("KINESIS_RETRIES_EXHAUSTED",
+    new KinesisException(Condition.RetriesExhausted.name,
       Map(
         "failure" -> s"The record at $position for stream '$stream' failed $failures times",
         "errorCodes" -> errorCodes.mkString(", "),
@@ -287,6 +287,14 @@ private[sparkkinesis] object KinesisErrors {
    * `late` of the `tasks` tasks of a real-time batch started only after its end, so Spark ended them before they
    * read: `shards` were not read in that batch. `next`: the tasks the next batches run, when that changes.
    */
+  def executorCoresUnknown(cause: Throwable, executors: Int, coresEach: Int, source: String): String =
+    s"[KINESIS_EXECUTOR_CORES_UNKNOWN] Could not read the executors' cores from Spark's status store " +
+      s"(${cause.getClass.getSimpleName}: ${cause.getMessage}). Counting the task slots of the $executors " +
+      s"executor${if (executors == 1) "" else "s"} Spark's status tracker lists now at $coresEach core" +
+      s"${if (coresEach == 1) "" else "s"} each ($source), and the cores of executors that register later as they " +
+      "do. Fewer slots than the executors have mean more shards per task, never a shard left unread; set " +
+      "spark.executor.cores to count them exactly."
+
   def realTimeTasksLate(late: Int, tasks: Int, shards: Seq[String], next: Option[Int]): String =
     s"[KINESIS_REAL_TIME_TASKS_LATE] $late of the $tasks tasks of a real-time batch started only after the " +
       s"batch's end and read nothing, so these shards were not read in it: ${shards.mkString(", ")}. Their " +

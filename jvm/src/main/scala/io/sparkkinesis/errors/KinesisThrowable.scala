@@ -7,6 +7,9 @@ package io.sparkkinesis.errors
  */
 private[errors] trait KinesisThrowable extends ConditionNaming {
   def condition: String
+
+  /** Whether this is an error of `c` (code that reacts to an error compares conditions this way, never by text). */
+  def is(c: Condition): Boolean = condition == c.name
   protected def parameters: Map[String, String]
 
   override def getMessageParameters: java.util.Map[String, String] = {

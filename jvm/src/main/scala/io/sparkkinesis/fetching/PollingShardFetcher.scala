@@ -7,7 +7,7 @@ import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
 
 import io.sparkkinesis.aws.{Backoff, Contact, Failure, RetryPolicy, StreamRef}
-import io.sparkkinesis.errors.{KinesisErrors, KinesisException}
+import io.sparkkinesis.errors.{Condition, KinesisErrors, KinesisException}
 import io.sparkkinesis.offsets.StartPosition
 
 /**
@@ -100,10 +100,10 @@ private[sparkkinesis] final class PollingShardFetcher(
       }
       page
     } catch {
-      case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" && streamExists() => shardGone(e)
+      case e: KinesisException if e.is(Condition.StreamNotFound) && streamExists() => shardGone(e)
       // An impatient call gives up on its first throttled answer; it still counts as throttled.
       case e: KinesisException
-          if !patient && e.condition == "KINESIS_RETRIES_EXHAUSTED" &&
+          if !patient && e.is(Condition.RetriesExhausted) &&
             Option(e.getCause).exists(c => Failure.of(c) == Failure.Throttled) =>
         throttledCount += 1
         throw e
@@ -160,7 +160,7 @@ private[sparkkinesis] final class PollingShardFetcher(
     val b = ListShardsRequest.builder().maxResults(1)
     stream.arn.fold(b.streamName(stream.name))(b.streamARN)
     try { singleCalls.call("ListShards", stream.toString)(client().listShards(b.build())); true }
-    catch { case e: KinesisException if e.condition == "KINESIS_STREAM_NOT_FOUND" => false }
+    catch { case e: KinesisException if e.is(Condition.StreamNotFound) => false }
   }
 
   /** The service no longer knows the shard of a stream that exists: its unread records are gone. */

@@ -26,7 +26,6 @@ private[sparkkinesis] final case class SinkSchema(
     streamColumn: String = Dialect.Kinesis.streamColumn) {
 
   def hasPartitionKey: Boolean = partitionKeyIndex >= 0
-  def hasStream: Boolean = streamIndex >= 0
 
   def data(row: InternalRow): Array[Byte] =
     if (row.isNullAt(dataIndex)) null

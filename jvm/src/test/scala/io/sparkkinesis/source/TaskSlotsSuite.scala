@@ -29,6 +29,27 @@ class TaskSlotsSuite extends AnyFunSuite {
     assert(TaskSlots.total(Map.empty) == 1 && TaskSlots.total(Map("1" -> 2, "2" -> 4)) == 6)
   }
 
+  test("executors whose cores Spark's status store cannot give are counted from its status tracker, with a warning") {
+    val sc = new SparkContext(new SparkConf().setMaster("local[2]").setAppName("slots-fallback")
+        .set("spark.ui.enabled", "false").set("spark.executor.cores", "3")
+        .set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1"))
+    try {
+      val slots = ExecutorSlots.of(sc, _ => scala.util.Failure(new NoSuchMethodException("statusStore")))
+      val warning = slots.startWarning.getOrElse(fail("no warning when the status store failed"))
+      assert(warning.startsWith("[KINESIS_EXECUTOR_CORES_UNKNOWN]") && warning.contains("NoSuchMethodException") &&
+        warning.contains("statusStore") && warning.contains("spark.executor.cores"), warning)
+      // Local mode's status tracker lists the driver alone: no executor counted, none invented.
+      assert(slots.executors.isEmpty, slots.executors)
+      // Executors that register later are counted by their events, as without the failure.
+      slots.onExecutorAdded(SparkListenerExecutorAdded(0L, "7", new ExecutorInfo("h7", 4, Map.empty)))
+      assert(slots.executors == Map("7" -> 4))
+    } finally sc.stop()
+    // The listed executors but the driver, at spark.executor.cores each, else one core each (never more slots).
+    assert(ExecutorSlots.fallback(Seq("d:1", "a:2", "b:3"), "d:1", Some(4)) == Map("a:2" -> 4, "b:3" -> 4))
+    assert(ExecutorSlots.fallback(Seq("d:1", "a:2"), "d:1", None) == Map("a:2" -> 1))
+    assert(TaskSlots.total(ExecutorSlots.fallback(Seq("d:1", "a:2", "b:3"), "d:1", None)) == 2)
+  }
+
   test("tasks: the shards in groups of shardsPerTask, raised to fit the slots") {
     assert(TaskSlots.tasks(2, 1, 2) == 2)
     assert(TaskSlots.tasks(5, 1, 4) == 3) // 2 shards a task to fit 4 slots: 2 + 2 + 1

@@ -18,7 +18,7 @@ class SinkSchemaSuite extends AnyFunSuite {
     val s = SinkSchema.of(schema("stream" -> StringType, "explicitHashKey" -> StringType,
         "partitionKey" -> StringType, "data" -> BinaryType), None)
     assert(s == SinkSchema(3, dataIsString = false, 2, StringType, 1, 0, "stream"))
-    assert(s.hasPartitionKey && s.hasStream)
+    assert(s.hasPartitionKey && s.streamIndex >= 0)
   }
 
   test("the stream column is the one a read gives under kinesis; aws-kinesis has none, as the awslabs sink") {
@@ -27,7 +27,7 @@ class SinkSchemaSuite extends AnyFunSuite {
     assert(!SinkSchema.hasStreamColumn(schema("data" -> BinaryType, "streamName" -> StringType), Dialect.Kinesis))
     // aws-kinesis ignores other columns by default: a read's streamName passed on is left out, not a target.
     val awslabs = SinkSchema.of(input, None, ignoreUnused = true, Dialect.AwsKinesis)
-    assert(!awslabs.hasStream && awslabs.dataIndex == 0)
+    assert(awslabs.streamIndex == -1 && awslabs.dataIndex == 0)
     assert(!SinkSchema.expected(Dialect.AwsKinesis).contains("stream"))
 
     // A stream column the format does not route by gets a hint saying how this format picks a row's stream.
@@ -46,7 +46,7 @@ class SinkSchemaSuite extends AnyFunSuite {
 
   test("data alone is enough (random partition keys)") {
     val s = SinkSchema.of(schema("data" -> StringType), None)
-    assert(!s.hasPartitionKey && !s.hasStream && s.explicitHashKeyIndex == -1)
+    assert(!s.hasPartitionKey && s.streamIndex == -1 && s.explicitHashKeyIndex == -1)
   }
 
   test("partitionKeyColumn names a string or integer column") {

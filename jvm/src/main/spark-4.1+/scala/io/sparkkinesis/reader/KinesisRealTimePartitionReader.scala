@@ -11,7 +11,7 @@ import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.Record
 
 import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
 import io.sparkkinesis.compat.SparkShim
-import io.sparkkinesis.errors.KinesisException
+import io.sparkkinesis.errors.{Condition, KinesisException}
 import io.sparkkinesis.fetching.{
   BufferedRecord,
   FetchCounts,
@@ -308,7 +308,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   /** The retryable failure an impatient call gave up on at once (see [[ShardFetcher.fetch]]), if `e` is one. */
   private def refused(e: KinesisException): Option[Throwable] =
-    if (e.condition == "KINESIS_RETRIES_EXHAUSTED" || e.condition == "KINESIS_ENDPOINT_UNREACHABLE")
+    if (e.is(Condition.RetriesExhausted) || e.is(Condition.EndpointUnreachable))
       Option(e.getCause).filter(c => Failure.of(c).retryable)
     else None
 
