@@ -36,7 +36,7 @@ private[sparkkinesis] object ShardFetchers {
       start: StartPosition,
       settings: FetchSettings,
       closed: Boolean = false): ShardFetcher = {
-    val fetcher = settings.consumers.get(stream.name).filterNot(_ => closed) match {
+    val fetcher = settings.mode.consumerOf(stream.name).filterNot(_ => closed) match {
       case Some(consumerArn) =>
         new FanOutShardFetcher(subscriptions(connection), consumerArn, stream, shardId, start,
           settings.maxRecordsPerCall, settings.failOnDataLoss,

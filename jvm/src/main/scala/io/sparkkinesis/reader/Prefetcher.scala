@@ -1,6 +1,7 @@
 package io.sparkkinesis.reader
 
 import io.sparkkinesis.compat.SparkShim
+import io.sparkkinesis.fetching.ReadMode
 
 /**
  * Executor side of a prefetch round. For each shard of the task: align its buffer with where the query stands,
@@ -27,7 +28,7 @@ private[sparkkinesis] object Prefetcher {
       // A retried or speculative attempt (readAhead false) that finds no buffer here reads by GetRecords: a second
       // fan-out subscription to the shard would take it from the first attempt's executor. A later first attempt
       // here replaces that buffer with one that reads the query's way.
-      val fetch = if (readAhead) spec.fetch else spec.fetch.copy(consumers = Map.empty)
+      val fetch = if (readAhead) spec.fetch else spec.fetch.copy(mode = ReadMode.Polling)
       val buffer = sessions.buffer(spec.sourceId, req.key, fetch, replaceMisfit = readAhead)(
         new ShardBuffer(req.key, req.stream, spec.connection, fetch))
       // No lock across the round: a fill releases the buffer between its calls (see ShardBuffer.fill), and the

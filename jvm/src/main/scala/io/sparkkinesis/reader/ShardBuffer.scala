@@ -82,7 +82,7 @@ private[sparkkinesis] final class ShardBuffer(
   def settings: FetchSettings = fetch
 
   /** Whether the buffer reads its shard by enhanced fan-out (its settings carry the stream's consumer). */
-  def readsByFanOut: Boolean = fetch.consumers.contains(stream.name)
+  def readsByFanOut: Boolean = fetch.mode.consumerOf(stream.name).isDefined
 
   /** Whether a GetRecords call is in flight for this buffer (at most one is: others wait for it). */
   private var fetching = false

@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 
 import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, StreamConsumer, StreamConsumers}
-import io.sparkkinesis.fetching.{FetchSettings, ShardReading}
+import io.sparkkinesis.fetching.{FetchSettings, ReadMode, ShardReading}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.metrics.QueryMetricsRegistry
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
@@ -65,7 +65,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * of planned ranges and the driver's own looks at quiet shards keep to GetRecords.
    */
   private[source] val readSettings: FetchSettings =
-    options.fetch.copy(consumers = consumers.map(c => c.stream -> c.arn).toMap)
+    if (consumers.isEmpty) options.fetch
+    else options.fetch.copy(mode = ReadMode.FanOut(consumers.map(c => c.stream -> c.arn).toMap))
 
   private val planner = new PrefetchPlanner(sourceId, options, tracker.isClosed, readSettings, () => slots())
 

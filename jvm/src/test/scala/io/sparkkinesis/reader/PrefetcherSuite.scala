@@ -5,7 +5,7 @@ import java.util.UUID
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig, StreamRef}
-import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.fetching.{FetchSettings, ReadMode}
 import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
 import io.sparkkinesis.testing.SharedSparkSession
 
@@ -19,7 +19,7 @@ class PrefetcherSuite extends AnyFunSuite with SharedSparkSession {
   private val connection = AwsConnection("us-east-1", Some("http://127.0.0.1:1"),
     CredentialsConfig.StaticKeys("test-key", "test-secret", None), cborEnabled = false)
   private val efo = FetchSettings(maxRecordsPerCall = 100, minPeriodMillis = 200L,
-    consumers = Map("orders" -> "arn:aws:kinesis:us-east-1:123456789012:stream/orders/consumer/c:1"))
+    mode = ReadMode.FanOut(Map("orders" -> "arn:aws:kinesis:us-east-1:123456789012:stream/orders/consumer/c:1")))
 
   test("a buffer no task has used for the idle time is dropped and closed by the sweep, with no task running") {
     val source = UUID.randomUUID().toString

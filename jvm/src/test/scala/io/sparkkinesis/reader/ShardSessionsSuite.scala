@@ -2,7 +2,7 @@ package io.sparkkinesis.reader
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, FetchedPage, ShardFetcher}
+import io.sparkkinesis.fetching.{BufferedRecord, FetchSettings, FetchedPage, ReadMode, ShardFetcher}
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
 
 /**
@@ -57,7 +57,7 @@ class ShardSessionsSuite extends AnyFunSuite {
     val g = new Held
     pool.give("q", shard, g, ShardPosition.NotStarted(StartPosition.TrimHorizon), Vector.empty, settings, false)
     assert(pool.take("q", shard, ShardPosition.NotStarted(StartPosition.TrimHorizon),
-        settings.copy(consumers = Map("s" -> "arn")), closed = false).isEmpty)
+        settings.copy(mode = ReadMode.FanOut(Map("s" -> "arn"))), closed = false).isEmpty)
     assert(g.closes == 1)
 
     val h = new Held
