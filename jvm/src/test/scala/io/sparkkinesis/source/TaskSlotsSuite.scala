@@ -36,8 +36,9 @@ class TaskSlotsSuite extends AnyFunSuite {
     try {
       val slots = ExecutorSlots.of(sc, _ => scala.util.Failure(new NoSuchMethodException("statusStore")))
       val warning = slots.startWarning.getOrElse(fail("no warning when the status store failed"))
-      assert(warning.startsWith("[KINESIS_EXECUTOR_CORES_UNKNOWN]") && warning.contains("NoSuchMethodException") &&
-        warning.contains("statusStore") && warning.contains("spark.executor.cores"), warning)
+      assert(
+        warning.startsWith("[KINESIS_EXECUTOR_CORES_UNKNOWN]") && warning.contains("NoSuchMethodException") &&
+          warning.contains("statusStore") && warning.contains("spark.executor.cores"), warning)
       // Local mode's status tracker lists the driver alone: no executor counted, none invented.
       assert(slots.executors.isEmpty, slots.executors)
       // Executors that register later are counted by their events, as without the failure.

@@ -112,68 +112,11 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     }
   }
 
-  private final class Shard(val key: ShardKey, var position: ShardPosition) {
-    val converter = new RecordConverter(columns, key.stream, key.shardId)
-    val retries = new policy.Retries(s"GetRecords on shard ${key.shardId}", key.stream)
-    var fetcher: Option[ShardFetcher] = None
-    var page: Iterator[BufferedRecord] = Iterator.empty
+  private def newShard(key: ShardKey, at: ShardPosition): RealTimeShard =
+    new RealTimeShard(key, at, columns, new policy.Retries(s"GetRecords on shard ${key.shardId}", key.stream))
 
-    /** The fetcher returned the shard's last page: once `page` is drained, the shard has ended. */
-    var lastPage = false
-
-    /** Not looked at before: the shard's rate, or its backoff after a failure. */
-    var dueAt = 0L
-
-    /** The records handed on in this batch, and their bytes (data and partition key), for the source's metrics. */
-    var delivered = 0L
-    var deliveredBytes = 0L
-
-    /** How long the shard's last look took (the batch's last look is timed to end before the deadline). */
-    var lookMillis = 0L
-    var millisBehindLatest: Option[Long] = None
-
-    /** Counts of the fetchers closed so far. */
-    private var closedCounts = FetchCounts.Zero
-    def done: Boolean = position == ShardPosition.Ended
-    def readable: Boolean = !done && !lastPage
-
-    /** When the shard may next give records: its own time, and its fetcher's (a pushed one: once records came). */
-    def nextLookAt: Long = math.max(dueAt, fetcher.fold(Long.MinValue)(_.readyAt))
-
-    /** Takes the pooled fetcher of the shard if it stands where the shard starts, with its records not handed on. */
-    def takePooled(): Unit = if (pooling) {
-      sessions.take(p.sourceId, key, position, p.fetch, closed(key)).foreach { pooled =>
-        pooled.fetcher.whenReady(() => arrivals.wake())
-        fetcher = Some(pooled.fetcher)
-        page = pooled.leftover.iterator
-        // Its counts so far belong to earlier batches.
-        closedCounts = FetchCounts.Zero - FetchCounts.of(pooled.fetcher)
-      }
-    }
-
-    /** Gives the fetcher back to the pool when the next batch may go on with it, else closes it. */
-    def release(): Unit = fetcher match {
-      case Some(f) if pooling && offered && !failed && readable && retries.count == 0 && !f.broken =>
-        sessions.give(p.sourceId, key, f, position, page.toVector, p.fetch, closed(key))
-        fetcher = None
-      case _ => closeFetcher()
-    }
-
-    def closeFetcher(): Unit = {
-      fetcher.foreach { f =>
-        closedCounts = closedCounts + FetchCounts.of(f)
-        f.close()
-      }
-      fetcher = None
-    }
-
-    def report: ShardReading =
-      ShardReading(key, millisBehindLatest, fetcher.fold(closedCounts)(f => closedCounts + FetchCounts.of(f)), location,
-        deliveredRecords = delivered, deliveredBytes = deliveredBytes)
-  }
-
-  private val shards = ArrayBuffer(p.shards.map { case (k, at) => new Shard(k, at) }: _*)
-  shards.foreach(_.takePooled())
+  private val shards = ArrayBuffer(p.shards.map { case (k, at) => newShard(k, at) }: _*)
+  if (pooling) shards.foreach(s => s.takeParked(sessions, p.sourceId, p.fetch, closed(s.key), () => arrivals.wake()))
   logInfo(s"Real-time task of batch $batchId reads ${shards.map(s => s"${s.key.shardId} of '${s.key.stream}'")
       .mkString(", ")} on $location; fetchers taken from this executor's pool: ${shards.count(_.fetcher.isDefined)} " +
     s"of ${shards.size}")
@@ -220,7 +163,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
    * record put just before that look waits less than `minFetchPeriod` more (docs/source.md, "Real-time mode").
    * A pushed (fan-out) shard is woken by its records and has nothing to time.
    */
-  private def lookAt(s: Shard, deadline: Long): Long = {
+  private def lookAt(s: RealTimeShard, deadline: Long): Long = {
     val own = s.nextLookAt
     val last = deadline - KinesisRealTimePartitionReader.lastLookLead(s.lookMillis, p.fetch.minPeriodMillis)
     if (s.fetcher.exists(_.pushed) || s.retries.count > 0 || own >= last || own + p.fetch.minPeriodMillis <= last) own
@@ -233,14 +176,11 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     while (i < shards.size) {
       val index = (turn + i) % shards.size
       val s = shards(index)
-      if (s.page.hasNext) {
-        val r = s.page.next()
-        s.position = ShardPosition.After(r.position)
-        s.delivered += 1
-        s.deliveredBytes += r.size
-        current = s.converter.toRow(r)
+      val next = s.next()
+      if (next.isDefined) {
+        current = s.converter.toRow(next.get)
         turn = (index + 1) % shards.size
-        return Some(r)
+        return next
       }
       if (s.lastPage && !s.done) {
         s.position = ShardPosition.Ended
@@ -263,19 +203,15 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
           Nil
       }
     val endedParents = shards.filter(_.done).map(_.key).toSet ++ p.endedBefore
-    listed.filter(_.parents.contains(ended.shardId)).map(d =>
-      (ShardKey(ended.stream, d.shardId), d.parents, d.isClosed))
-      .foreach { case (child, parents, childClosed) =>
-        if (!shards.exists(_.key == child) && parents.forall(id => endedParents.contains(ShardKey(ended.stream, id)))) {
-          if (childClosed) closed += child
-          logInfo(s"Reading shard ${child.shardId} of stream '${child.stream}', a child of ended shard " +
-            s"${ended.shardId}, in this batch")
-          shards += new Shard(child, ShardPosition.NotStarted(StartPosition.TrimHorizon))
-        }
-      }
+    ChildShards.adoptable(ended, listed, endedParents, shards.map(_.key).toSet).foreach { case (child, childClosed) =>
+      if (childClosed) closed += child
+      logInfo(s"Reading shard ${child.shardId} of stream '${child.stream}', a child of ended shard " +
+        s"${ended.shardId}, in this batch")
+      shards += newShard(child, ShardPosition.NotStarted(StartPosition.TrimHorizon))
+    }
   }
 
-  private def fill(s: Shard, now: Long): Unit = {
+  private def fill(s: RealTimeShard, now: Long): Unit = {
     val fetcher = s.fetcher.getOrElse {
       val f = openFetcher(s.key, ShardPosition.resumeFrom(s.position)._1)
       f.whenReady(() => arrivals.wake())
@@ -319,10 +255,13 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   override def getOffset: PartitionOffset = {
     offered = true
     if (!asked) logWarning(s"Real-time task started after its batch's end: it read none of its shards")
-    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report).toSeq, late = !asked)
+    KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report(location)).toSeq,
+      late = !asked)
   }
 
-  override def close(): Unit = shards.foreach(_.release())
+  /** Parks each shard's fetcher for the next batch when this one ended as planned (Spark asked for the offset). */
+  override def close(): Unit =
+    shards.foreach(s => s.release(pooling && offered && !failed, sessions, p.sourceId, p.fetch, closed(s.key)))
 }
 
 private object KinesisRealTimePartitionReader {
