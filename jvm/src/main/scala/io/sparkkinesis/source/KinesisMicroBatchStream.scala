@@ -35,9 +35,9 @@ private[sparkkinesis] class KinesisMicroBatchStream(
     checkpointLocation: String,
     prefetchJob: PrefetchJob = SparkPrefetchJob,
     quietAfterMillis: Long = QuietWatch.QuietAfterMillis)
-  extends MicroBatchStream with SupportsTriggerAvailableNow with ReportsSourceMetrics with Logging {
+  extends MicroBatchStream with SupportsTriggerAvailableNow with ReportsSourceMetrics with StreamView with Logging {
 
-  private[source] val sourceId = UUID.randomUUID().toString
+  val sourceId: String = UUID.randomUUID().toString
   private val tracker =
     new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
@@ -64,7 +64,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * How prefetch rounds and real-time tasks read: by the consumer of each stream with `consumerMode=efo`; re-reads
    * of planned ranges and the driver's own looks at quiet shards keep to GetRecords.
    */
-  private[source] val readSettings: FetchSettings =
+  val readSettings: FetchSettings =
     if (consumers.isEmpty) options.fetch
     else options.fetch.copy(mode = ReadMode.FanOut(consumers.map(c => c.stream -> c.arn).toMap))
 
@@ -113,7 +113,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
    * shards that are parents of shards not ended: for real-time mode, whose batches read from a start with no planned
    * end.
    */
-  private[source] def shardsToRead(
+  def shardsToRead(
       start: KinesisSourceOffset,
       listNow: Boolean): (KinesisSourceOffset, Seq[ShardKey], Set[ShardKey]) = {
     val from = inStep(start, listNow)
@@ -145,13 +145,13 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   }
 
   /** Lists shards ahead of the plans from now on, off the planning thread ([[ShardTracker.listAhead]]). */
-  private[source] def listShardsAhead(): Unit = tracker.listAhead()
+  def listShardsAhead(): Unit = tracker.listAhead()
 
   /** Whether the last shard listing shows the shard closed (read by GetRecords to its end in every mode). */
-  private[source] def isClosed(key: ShardKey): Boolean = tracker.isClosed(key)
+  def isClosed(key: ShardKey): Boolean = tracker.isClosed(key)
 
   /** What a real-time batch's tasks reported of their shards, for [[metrics]]. */
-  private[source] def recordBatchReports(readings: Seq[ShardReading]): Unit = metrics.accumulate(readings)
+  def recordBatchReports(readings: Seq[ShardReading]): Unit = metrics.accumulate(readings)
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val s = start.asInstanceOf[KinesisSourceOffset]

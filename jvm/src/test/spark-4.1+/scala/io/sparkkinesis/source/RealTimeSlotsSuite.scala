@@ -88,7 +88,7 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
     val sink = s"late-${System.nanoTime()}"
     // The other query's one task holds one of local[2]'s two slots for its five-minute batch.
     val holder = start(server, other, held, "5 minutes")
-    val logs = new CapturedLogs("io.sparkkinesis.source.KinesisRealTimeStream")
+    val logs = new CapturedLogs("io.sparkkinesis.source.RealTimePlan")
     try {
       val first = putInEachShard(server, other, "held")
       await(holder, "the other query's task reading")(ByBatch.rows(held).exists(r => first(r.data)))
