@@ -1,26 +1,24 @@
 package io.sparkkinesis.reader
 
-import scala.collection.mutable
-
 import io.sparkkinesis.aws.{AwsConnection, StreamRef}
 import io.sparkkinesis.fetching.{
   BufferedRecord,
   FetchCounts,
   FetchSettings,
-  HeldRecords,
   Pacing,
   ShardFetcher,
   ShardFetchers,
   ShardReading
 }
 import io.sparkkinesis.offsets.{RecordPosition, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.compat.ArrayDeque
 
 /**
- * Executor-side read-ahead for one shard of one running query: the user records after `base`, in order, and the
- * fetcher (with its live shard iterator) that continues after the last of them. Prefetch tasks fill it and cut
- * batch ends from it; batch tasks copy their ranges out of it. All access is synchronized on the buffer, except
- * the GetRecords call itself. `open` builds the fetcher (tests play faults with it; by default [[ShardFetchers]]).
+ * Executor-side read-ahead for one shard of one running query: the user records after the query's position (its
+ * [[RecordWindow]]), and the fetcher (with its live shard iterator) that continues after the last of them. Prefetch
+ * tasks fill it and cut batch ends from it; batch tasks copy their ranges out of it. The buffer adds to the window
+ * what needs a fetcher, a clock or other threads: pacing, read-ahead and the reports. All access is synchronized on
+ * the buffer, except the GetRecords call itself. `open` builds the fetcher (tests play faults with it; by default
+ * [[ShardFetchers]]).
  */
 private[sparkkinesis] final class ShardBuffer(
     key: ShardKey,
@@ -28,15 +26,9 @@ private[sparkkinesis] final class ShardBuffer(
     connection: AwsConnection,
     fetch: FetchSettings,
     open: StartPosition => ShardFetcher = null) extends ShardSession {
-  private var base: ShardPosition = _
-  private val records = ArrayDeque.empty[BufferedRecord]
+  private val window = new RecordWindow
   private var fetcher: ShardFetcher = _
   private var fetcherBase: ShardPosition = _
-  // Read without the lock by other buffers' prefetch tasks (ShardSessions.totalBytes): taking this buffer's
-  // lock from inside another buffer's would deadlock two tasks filling two shards.
-  @volatile private var bytesHeld = 0L
-  // Data plus partition keys of the records held: what byte budgets count (bytesHeld is their heap).
-  private var payloadHeld = 0L
   private var nextDue = 0L
   private var behind: Option[Long] = None
   // When the call that said `behind` returned (for the source's backlog estimate).
@@ -55,7 +47,7 @@ private[sparkkinesis] final class ShardBuffer(
     synchronized {
       if (fetcher != null) retire(fetcher)
       fetcher = null
-      records.clear(); bytesHeld = 0; payloadHeld = 0
+      window.dropAll()
     }
   }
 
@@ -93,40 +85,28 @@ private[sparkkinesis] final class ShardBuffer(
   /** Read-ahead loops begun on this buffer over its life (tests check who starts them). */
   private var readAheadLoops = 0L
 
-  def bytes: Long = bytesHeld
+  /** The heap the records held cost; read without the lock by other buffers' tasks (see [[RecordWindow]]). */
+  def bytes: Long = window.heapBytes
 
   /** Whether the buffer holds records or its shard is behind its tip: it takes a share of `fetchBufferSize`. */
-  def needsRoom: Boolean = bytesHeld > 0 || !caughtUp
+  def needsRoom: Boolean = window.heapBytes > 0 || !caughtUp
 
-  private def lastPosition: ShardPosition = records.lastOption.map(r => ShardPosition.After(r.position)).getOrElse(base)
-
-  /** Drops what `from` says is already read; starts over from `from` when the buffer does not reach it. */
+  /**
+   * Drops what `from` says is already read; starts over from `from` when the buffer does not reach it (its fetcher,
+   * reading on from elsewhere, goes, and the shard counts as behind until a call says otherwise).
+   */
   def align(from: ShardPosition): Unit = synchronized {
     lastUsed = System.currentTimeMillis()
-    if (base != null && from == base) return
-    from match {
-      case ShardPosition.After(p) if base != null && records.exists(_.position == p) =>
-        while (records.head.position != p) dropHead()
-        dropHead()
-        base = from
-      case _ if base != null && from == lastPosition =>
-        records.clear(); bytesHeld = 0; payloadHeld = 0; base = from
-      case _ =>
-        if (fetcher != null) retire(fetcher)
-        records.clear(); bytesHeld = 0; payloadHeld = 0; base = from; fetcher = null; caughtUp = false; nextDue = 0
+    if (window.align(from)) {
+      if (fetcher != null) retire(fetcher)
+      fetcher = null; caughtUp = false; nextDue = 0
     }
-  }
-
-  private def dropHead(): Unit = {
-    val r = records.removeHead()
-    bytesHeld -= r.heapBytes
-    payloadHeld -= r.size
   }
 
   def isDue(now: Long): Boolean = synchronized(now >= nextDue)
   def nextDueMillis: Long = synchronized(nextDue)
   def hasEnded: Boolean = synchronized(fetcher != null && fetcher.shardEnded)
-  def buffered: Int = synchronized(records.size)
+  def buffered: Int = synchronized(window.size)
 
   /**
    * One GetRecords call after the last buffered record. Returns whether the page was full (more is waiting). The
@@ -145,7 +125,7 @@ private[sparkkinesis] final class ShardBuffer(
         fetcher = null
       }
       if (fetcher == null) {
-        fetcherBase = lastPosition
+        fetcherBase = window.last
         val (start, _) = ShardPosition.resumeFrom(fetcherBase)
         fetcher =
           if (open != null) open(start)
@@ -153,25 +133,16 @@ private[sparkkinesis] final class ShardBuffer(
       }
       if (fetcher.shardEnded) return false
       fetching = true
-      (fetcher, lastPosition, fetcherBase)
+      (fetcher, window.last, fetcherBase)
     }
     try {
       val page = reader.fetch(patient)
       synchronized {
         // `align` may have started the buffer over from elsewhere during the call: the page is then not for it.
         if (!(fetcher eq reader)) return false
-        var pageBytes = 0L
-        page.records.foreach { r =>
-          BufferedRecord.fromKinesis(r, reader.subRecords).foreach { u =>
-            if (ShardPosition.includes(skipFrom, u.position) && ShardPosition.includes(readerBase, u.position) &&
-              ShardPosition.includes(lastPosition, u.position)) {
-              records += u
-              bytesHeld += u.heapBytes
-              payloadHeld += u.size
-              pageBytes += u.size
-            }
-          }
-        }
+        val pageBytes =
+          window.append(page.records.iterator.flatMap(BufferedRecord.fromKinesis(_, reader.subRecords)), skipFrom,
+            readerBase)
         behind = Some(page.millisBehindLatest)
         behindAt = Some(System.currentTimeMillis())
         val full = page.records.size >= fetch.maxRecordsPerCall
@@ -208,9 +179,9 @@ private[sparkkinesis] final class ShardBuffer(
     val worth = synchronized {
       // A call under way (a round's, perhaps backing off) reads for this shard: the loop stops rather than wait.
       val w =
-        !closed && !fetching && base != null && fetcher != null && !fetcher.shardEnded && !caughtUp &&
-          records.size < maxRecords && now - lastUsed < idleMillis && ShardSessions.shared.totalBytes < fetch.bufferBytes &&
-          bytesHeld < ShardSessions.shared.share(this, fetch.bufferBytes)
+        !closed && !fetching && window.hasBase && fetcher != null && !fetcher.shardEnded && !caughtUp &&
+          window.size < maxRecords && now - lastUsed < idleMillis && ShardSessions.shared.totalBytes < fetch.bufferBytes &&
+          window.heapBytes < ShardSessions.shared.share(this, fetch.bufferBytes)
       if (!w) readingAhead = false
       w
     }
@@ -225,8 +196,9 @@ private[sparkkinesis] final class ShardBuffer(
   def stopReadAhead(): Unit = synchronized { readingAhead = false }
 
   /**
-   * The end of the next batch after `from`: as many records after the aligned base as the budget allows. Should the
-   * buffer have been aligned elsewhere since (another task of an older round), the report plans nothing.
+   * The end of the next batch after `from`: as many records after the aligned base as the budget allows (see
+   * [[RecordWindow.cut]]). Should the buffer have been aligned elsewhere since (another task of an older round), the
+   * report plans nothing.
    */
   def cut(
       from: ShardPosition,
@@ -234,38 +206,15 @@ private[sparkkinesis] final class ShardBuffer(
       maxBytes: Long,
       cutoffMillis: Option[Long],
       location: String): ShardCut = synchronized {
-    val aligned = base == from
-    var n = 0L
-    var size = 0L
-    var end: ShardPosition = from
-    var pastCutoff = false
-    val it = if (aligned) records.iterator else Iterator.empty
-    var stop = false
-    while (!stop && it.hasNext) {
-      val r = it.next()
-      if (cutoffMillis.exists(r.arrivalMillis > _)) { pastCutoff = true; stop = true }
-      else if (n >= maxRecords || (n > 0 && size + r.size > maxBytes)) stop = true
-      else { n += 1; size += r.size; end = ShardPosition.After(r.position) }
-    }
-    if (aligned && n == 0 && records.isEmpty && fetcher != null && fetcher.shardEnded) end = ShardPosition.Ended
-    val (beyond, beyondBytes) = if (aligned) (records.size - n, payloadHeld - size) else (0L, 0L)
-    ShardCut(end, n, size, aligned && caughtUp && n == records.size, fetcher != null && fetcher.shardEnded, pastCutoff,
-      nextDue,
-      ShardReading(key, behind, counts, location, beyond, beyondBytes, behindAt,
-        if (aligned) records.headOption.map(r => HeldRecords(records.size.toLong, payloadHeld, r.arrivalMillis))
-        else None),
-      if (n > 0) records.headOption.map(_.position) else None)
+    val ended = fetcher != null && fetcher.shardEnded
+    val c = window.cut(from, maxRecords, maxBytes, cutoffMillis, shardEnded = ended)
+    ShardCut(c.end, c.records, c.bytes, caughtUp && c.takesAll, ended, c.pastCutoff, nextDue,
+      ShardReading(key, behind, counts, location, c.beyondRecords, c.beyondBytes, behindAt, c.held), c.first)
   }
 
   /** A copy of the records in (from, to], if the buffer holds all of them. */
   def slice(from: ShardPosition, to: RecordPosition): Option[IndexedSeq[BufferedRecord]] = synchronized {
     lastUsed = System.currentTimeMillis()
-    if (base == null) return None
-    val startsInside = from == base || (from match {
-      case ShardPosition.After(p) => records.exists(_.position == p)
-      case _ => false
-    })
-    if (!startsInside || !records.exists(_.position == to)) return None
-    Some(records.iterator.filter(r => ShardPosition.includes(from, r.position) && !r.position.isAfter(to)).toIndexedSeq)
+    window.slice(from, to)
   }
 }
