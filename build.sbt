@@ -88,6 +88,14 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     ExclusionRule("software.amazon.awssdk", "apache-client"),
     ExclusionRule("software.amazon.awssdk", "apache5-client")
   )),
+  // Every AWS SDK module at the one release of its BOM (project/Versions.scala): none pulled in at another version.
+  update := {
+    val report = update.value
+    val other = report.allModules.filter(m => m.organization == "software.amazon.awssdk" && m.revision != Versions.awsSdk)
+    if (other.nonEmpty)
+      sys.error(s"AWS SDK modules not at the BOM's version ${Versions.awsSdk}: ${other.mkString(", ")}")
+    report
+  },
   Compile / resourceGenerators += Def.task {
     val out = (Compile / resourceManaged).value / "spark-kinesis-version.properties"
     IO.write(out,
