@@ -78,6 +78,8 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   libraryDependencies ++= Seq(
     "software.amazon.awssdk" % "kinesis" % Versions.awsSdk,
     "software.amazon.awssdk" % "sts" % Versions.awsSdk,
+    // PutMetricData of the CloudWatch publisher (metrics/CloudWatchSender); Glue stays a signed POST (aws/SignedPost).
+    "software.amazon.awssdk" % "cloudwatch" % Versions.awsSdk,
     "software.amazon.awssdk" % "netty-nio-client" % Versions.awsSdk,
     "software.amazon.awssdk" % "url-connection-client" % Versions.awsSdk,
     "org.scalatest" %% "scalatest" % Versions.scalatest % Test
