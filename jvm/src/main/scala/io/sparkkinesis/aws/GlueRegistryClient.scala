@@ -145,7 +145,7 @@ private[sparkkinesis] object GlueRegistryClient {
   def apply(connection: AwsConnection): GlueRegistryClient = clients(connection)
 
   private def build(c: AwsConnection): ClientCache.Built[GlueRegistryClient] = {
-    val post = SignedPost(c, "glue")
+    val post = SignedPost(c, EndpointVariants.Service.Glue)
     ClientCache.Built(new GlueRegistryClient(c, post, RetryPolicy.Default.on(c)), Seq(post))
   }
 

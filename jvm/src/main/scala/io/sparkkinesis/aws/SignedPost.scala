@@ -71,10 +71,10 @@ private[sparkkinesis] object SignedPost {
   val SocketTimeout: Duration = Duration.ofSeconds(30)
 
   /**
-   * Posts to `service` (its signing name and endpoint prefix: `glue`) for `c`: at `c`'s endpoint URL,
+   * Posts to `service` (its endpoint prefix is its signing name: `glue`) for `c`: at `c`'s endpoint URL,
    * else the region's endpoint with `c`'s variants (FIPS, dual-stack), signed with `c`'s credentials.
    */
-  def apply(c: AwsConnection, service: String): SignedPost = {
+  def apply(c: AwsConnection, service: EndpointVariants.Service): SignedPost = {
     // The signer logs canonical requests (a session token among their headers) at DEBUG: kept out, as for Kinesis.
     SignerLogGuard()
     val (credentials, closeables) = CredentialProviders.of(c.credentials, c.region, c.endpoints)
@@ -82,6 +82,6 @@ private[sparkkinesis] object SignedPost {
       .socketTimeout(SocketTimeout).build()
     val endpoint =
       URI.create(c.endpointUrl.getOrElse(s"https://${EndpointVariants.host(service, c.region, c.endpoints)}"))
-    new SignedPost(endpoint, service, c.region, credentials, http, http +: closeables)
+    new SignedPost(endpoint, service.prefix, c.region, credentials, http, http +: closeables)
   }
 }

@@ -136,7 +136,7 @@ class GlueModelSuite extends AnyFunSuite {
     server.start()
     val c = AwsConnection("us-east-1", Some(s"http://127.0.0.1:${server.getAddress.getPort}"),
       CredentialsConfig.StaticKeys("AKIDGLUEMODEL", "glue-model-secret", None), cborEnabled = false)
-    val post = SignedPost(c, "glue")
+    val post = SignedPost(c, EndpointVariants.Service.Glue)
     reads.synchronized(reads.clear())
     try call(new GlueRegistryClient(c, post, RetryPolicy.Default.on(c), recordingMapper))
     finally {
