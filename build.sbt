@@ -95,7 +95,8 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     val report = update.value
     val other = report.allModules.filter(m => m.organization == "software.amazon.awssdk" && m.revision != Versions.awsSdk)
     if (other.nonEmpty)
-      sys.error(s"AWS SDK modules not at the BOM's version ${Versions.awsSdk}: ${other.mkString(", ")}")
+      sys.error(s"AWS SDK modules not at the BOM's version ${Versions.awsSdk}: " +
+        other.map(m => s"${m.name} ${m.revision}").distinct.mkString(", "))
     report
   },
   Compile / resourceGenerators += Def.task {
