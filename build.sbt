@@ -78,6 +78,8 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   libraryDependencies ++= Seq(
     "software.amazon.awssdk" % "kinesis" % Versions.awsSdk,
     "software.amazon.awssdk" % "sts" % Versions.awsSdk,
+    // PutMetricData of the CloudWatch publisher (metrics/CloudWatchSender); Glue stays a signed POST (aws/SignedPost).
+    "software.amazon.awssdk" % "cloudwatch" % Versions.awsSdk,
     "software.amazon.awssdk" % "netty-nio-client" % Versions.awsSdk,
     "software.amazon.awssdk" % "url-connection-client" % Versions.awsSdk,
     "org.scalatest" %% "scalatest" % Versions.scalatest % Test
@@ -88,6 +90,15 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     ExclusionRule("software.amazon.awssdk", "apache-client"),
     ExclusionRule("software.amazon.awssdk", "apache5-client")
   )),
+  // Every AWS SDK module at the one release of its BOM (project/Versions.scala): none pulled in at another version.
+  update := {
+    val report = update.value
+    val other = report.allModules.filter(m => m.organization == "software.amazon.awssdk" && m.revision != Versions.awsSdk)
+    if (other.nonEmpty)
+      sys.error(s"AWS SDK modules not at the BOM's version ${Versions.awsSdk}: " +
+        other.map(m => s"${m.name} ${m.revision}").distinct.mkString(", "))
+    report
+  },
   Compile / resourceGenerators += Def.task {
     val out = (Compile / resourceManaged).value / "spark-kinesis-version.properties"
     IO.write(out,

@@ -1,6 +1,12 @@
 /** Every pinned version of the build, in one place. */
 object Versions {
-  val awsSdk = "2.52.0"
+  /**
+   * The AWS SDK for Java 2.x release whose BOM (`software.amazon.awssdk:bom`) pins every SDK module the connector
+   * bundles. sbt 1.11's resolver cannot import a BOM, so build.sbt takes every SDK module at this version and its
+   * `update` fails if any resolved `software.amazon.awssdk` module is at another one, which is what importing the
+   * BOM would guarantee.
+   */
+  val awsSdk = "2.57.8"
   val scalatest = "3.2.19"
 }
 

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import connector_options
 from harness import checkpoint as spark_log
-from harness import moto, streams
+from harness import cloudwatch_cbor, moto, streams
 from harness.streaming import STREAMING_DRIVER, Writer, drivers  # noqa: F401 (drivers is a fixture)
 from harness.waiting import wait_for
 
@@ -346,7 +346,9 @@ def test_prometheus_scrape_and_cloudwatch_backlog_of_a_running_query(kinesis_moc
     streams.create_stream(kinesis, stream_name, 2)
     query_name = f"metrics-{uuid.uuid4().hex[:8]}"
     run_tag = uuid.uuid4().hex[:8]
-    with moto.running(tmp_path) as cloudwatch_endpoint:
+    # The connector speaks CloudWatch's CBOR protocol (the AWS SDK's), moto only its Query and JSON ones: the connector
+    # publishes through tests/harness/cloudwatch_cbor.py, boto3 reads moto directly.
+    with moto.running(tmp_path) as moto_endpoint, cloudwatch_cbor.running(moto_endpoint) as cloudwatch_endpoint:
         source = dict(connector_options(kinesis_mock_server), streamName=stream_name, initialPosition="trim_horizon",
                       maxRecordsPerTrigger="20", cloudWatchMetrics="true", cloudWatchEndpointUrl=cloudwatch_endpoint,
                       cloudWatchNamespace="SparkKinesisTests", cloudWatchDimensions=f"Run={run_tag}")
@@ -382,7 +384,7 @@ def test_prometheus_scrape_and_cloudwatch_backlog_of_a_running_query(kinesis_moc
             assert gauges["maxMsBehindLatest"] >= gauges["avgMsBehindLatest"] >= 0, gauges
             assert gauges["pendingBytes"] > 0, gauges
 
-            cloudwatch = boto3.client("cloudwatch", endpoint_url=cloudwatch_endpoint, region_name="us-east-1",
+            cloudwatch = boto3.client("cloudwatch", endpoint_url=moto_endpoint, region_name="us-east-1",
                                       aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
             dimensions = [{"Name": "QueryName", "Value": query_name}, {"Name": "StreamName", "Value": stream_name},
                           {"Name": "Run", "Value": run_tag}]

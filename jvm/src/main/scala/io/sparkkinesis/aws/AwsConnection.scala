@@ -23,8 +23,10 @@ private[sparkkinesis] object AwsConnection {
   def fromOptions(opts: ParsedOptions, streams: Seq[StreamRef]): AwsConnection = {
     val endpoint = opts.get(KinesisOptions.EndpointUrl)
     endpoint.foreach(validateUrl(KinesisOptions.EndpointUrl.name, _))
-    connection(opts, resolveRegion(opts, streams, endpoint.isDefined), endpoint,
+    val c = connection(opts, resolveRegion(opts, streams, endpoint.isDefined), endpoint,
       opts.getOrDefault(KinesisOptions.CborEnabled))
+    if (endpoint.isEmpty) EndpointVariants.host(EndpointVariants.Service.Kinesis, c.region, c.endpoints)
+    c
   }
 
   /**
@@ -40,7 +42,9 @@ private[sparkkinesis] object AwsConnection {
       }
     val endpoint = opts.get(KinesisOptions.RegistryEndpointUrl)
     endpoint.foreach(validateUrl(KinesisOptions.RegistryEndpointUrl.name, _))
-    connection(opts, resolveRegion(opts, Nil, endpoint.isDefined), endpoint, cborEnabled = false)
+    val c = connection(opts, resolveRegion(opts, Nil, endpoint.isDefined), endpoint, cborEnabled = false)
+    if (endpoint.isEmpty) EndpointVariants.host(EndpointVariants.Service.Glue, c.region, c.endpoints)
+    c
   }
 
   /**
@@ -60,6 +64,9 @@ private[sparkkinesis] object AwsConnection {
       CredentialsConfig.roles(credentials).nonEmpty && CredentialsConfig.stsEndpointUrl(credentials).isEmpty
     if (endpoint.isEmpty || stsUsesVariants)
       EndpointVariants.problem(variants, region).foreach(p => throw KinesisErrors.conflictingOptions(p))
+    // Where the SDK resolves no endpoint for the region (a malformed one, a variant its partition lacks), the error
+    // names the options now rather than at the first call (Kinesis's and Glue's by the callers).
+    if (stsUsesVariants) EndpointVariants.host(EndpointVariants.Service.Sts, region, variants)
     AwsConnection(region, endpoint, credentials, cborEnabled, variants)
   }
 

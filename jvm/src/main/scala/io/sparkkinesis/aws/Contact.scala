@@ -24,13 +24,17 @@ private[sparkkinesis] final case class Contact(
    */
   def kinesisEndpoint: String =
     endpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_KINESIS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
-      .getOrElse(s"https://${Try(EndpointVariants.kinesisHost(region, EndpointVariants.effective(endpoints)))
-          .getOrElse(s"kinesis.$region.amazonaws.com")}")
+      .getOrElse(regional(EndpointVariants.Service.Kinesis))
 
   /** The STS endpoint AssumeRole calls go to. */
   def stsEndpoint: String =
     stsEndpointUrl.orElse(Contact.env("AWS_ENDPOINT_URL_STS")).orElse(Contact.env("AWS_ENDPOINT_URL"))
-      .getOrElse(s"https://${EndpointVariants.host("sts", region, endpoints)}")
+      .getOrElse(regional(EndpointVariants.Service.Sts))
+
+  /** The region's endpoint of `service` as the SDK resolves it, for an error: never a guessed host. */
+  private def regional(service: EndpointVariants.Service): String =
+    Try(s"https://${EndpointVariants.host(service, region, endpoints)}")
+      .getOrElse(s"(none: the AWS SDK resolves no ${service.label} endpoint for region '$region')")
 
   /** What could not be reached, for an error: the STS endpoint when `cause` came from the STS client. */
   def describe(cause: Throwable): String = role match {

@@ -1,13 +1,7 @@
 package io.sparkkinesis.aws
 
 import java.net.URI
-import java.nio.charset.StandardCharsets.UTF_8
-import java.nio.file.{Files, Paths}
-
-import scala.util.control.NonFatal
-
 import software.amazon.awssdk.auth.credentials._
-import software.amazon.awssdk.core.exception.SdkClientException
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.services.sts.{StsClient, StsClientBuilder}
@@ -16,6 +10,8 @@ import software.amazon.awssdk.services.sts.auth.{
   StsAssumeRoleWithWebIdentityCredentialsProvider
 }
 import software.amazon.awssdk.services.sts.model.{AssumeRoleRequest, AssumeRoleWithWebIdentityRequest}
+
+import io.sparkkinesis.config.KinesisOptions
 
 /**
  * Builds the SDK credentials provider of a [[CredentialsConfig]]. A role chain is built from the base outwards:
@@ -54,7 +50,8 @@ private[sparkkinesis] object CredentialProviders {
           .asyncCredentialUpdateEnabled(true).prefetchTime(RefreshAhead)
           .refreshRequest(() =>
             AssumeRoleWithWebIdentityRequest.builder().roleArn(w.roleArn).roleSessionName(w.sessionName)
-              .webIdentityToken(readToken(w.tokenFile)).build())
+              .webIdentityToken(TokenFile.read(w.tokenFile, "web identity token",
+                  KinesisOptions.WebIdentityTokenFile)).build())
           .build()
         (p, Seq(p, sts))
       case r: CredentialsConfig.AssumeRole =>
@@ -79,13 +76,4 @@ private[sparkkinesis] object CredentialProviders {
       .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(KinesisClients.ConnectTimeout))
     variants.applyTo(builder, endpointUrl).build()
   }
-
-  /** The web identity token, read at every refresh (Kubernetes rotates the file); errors never show its content. */
-  private def readToken(file: String): String =
-    try new String(Files.readAllBytes(Paths.get(file)), UTF_8).trim
-    catch {
-      case NonFatal(e) =>
-        throw SdkClientException.create(
-          s"Cannot read the web identity token file (option 'webIdentityTokenFile'): ${e.getClass.getSimpleName}")
-    }
 }

@@ -1,12 +1,19 @@
 package io.sparkkinesis.aws
 
+import java.util.concurrent.CompletionException
+
 import scala.util.Try
 import scala.util.control.NonFatal
 
 import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder
 import software.amazon.awssdk.awscore.endpoint.{DualstackEnabledProvider, FipsEnabledProvider}
 import software.amazon.awssdk.regions.{EndpointTag, Region, ServiceEndpointKey, ServiceMetadata}
+import software.amazon.awssdk.services.cloudwatch.endpoints.{CloudWatchEndpointParams, CloudWatchEndpointProvider}
 import software.amazon.awssdk.services.kinesis.endpoints.{KinesisEndpointParams, KinesisEndpointProvider}
+import software.amazon.awssdk.services.sts.endpoints.{StsEndpointParams, StsEndpointProvider}
+
+import io.sparkkinesis.config.{KinesisOptions, OptionSpec}
+import io.sparkkinesis.errors.KinesisErrors
 
 /**
  * Which of a region's endpoint variants the clients call: FIPS (`useFipsEndpoint`) and dual-stack, IPv4 and IPv6
@@ -80,26 +87,80 @@ private[sparkkinesis] object EndpointVariants {
       }
     }
 
+  /** A service the connector calls: its endpoint prefix, its name in errors and the option of its endpoint URL. */
+  sealed abstract class Service(val prefix: String, val label: String, val endpointOption: OptionSpec[String])
+  object Service {
+    case object Kinesis extends Service("kinesis", "Kinesis", KinesisOptions.EndpointUrl)
+    case object Sts extends Service("sts", "STS", KinesisOptions.StsEndpointUrl)
+    case object Glue extends Service("glue", "Glue", KinesisOptions.RegistryEndpointUrl)
+    case object CloudWatch extends Service("monitoring", "CloudWatch", KinesisOptions.CloudWatchEndpointUrl)
+  }
+
   /** The Kinesis host the SDK's endpoint rules choose for `region` with `variants` (false where unset). */
-  def kinesisHost(region: String, variants: EndpointVariants): String = {
-    val params = KinesisEndpointParams.builder().region(Region.of(region))
-      .useFips(java.lang.Boolean.valueOf(variants.fips.contains(true)))
-      .useDualStack(java.lang.Boolean.valueOf(variants.dualstack.contains(true))).build()
-    KinesisEndpointProvider.defaultProvider().resolveEndpoint(params).join().endpointUrl().host()
+  def kinesisHost(region: String, variants: EndpointVariants): String = resolve(Service.Kinesis, region, variants)
+
+  /**
+   * The host of `service` for `region` with `variants`, as the SDK resolves it, the SDK's own settings deciding where
+   * `variants` do not: for a client that builds its requests itself ([[GlueRegistryClient]]) and for errors
+   * ([[Contact]]). Where the SDK resolves none (a malformed region, a variant the region's partition lacks), a
+   * [KINESIS_INVALID_OPTION_VALUE] names `region`, the variants and the service's endpoint URL option: never a guessed
+   * host, which would be the wrong partition's or silently not FIPS.
+   */
+  def host(service: Service, region: String, variants: EndpointVariants): String = {
+    val chosen = effective(variants)
+    try resolve(service, region, chosen)
+    catch {
+      case NonFatal(e) =>
+        val cause = e match {
+          case c: CompletionException if c.getCause != null => c.getCause
+          case other => other
+        }
+        throw KinesisErrors.endpointUnresolved(service.label, region, chosen.fips.contains(true),
+          chosen.dualstack.contains(true), service.endpointOption.name, KinesisErrors.safeMessage(cause))
+    }
   }
 
   /**
-   * The host of `service` (`glue`) for `region` with `variants`, from the SDK's endpoint metadata, for a client that
-   * builds its requests itself ([[GlueRegistryClient]]); the SDK's settings decide where `variants` do not.
+   * The SDK's resolution of `service`'s host (false where `variants` are unset): each service's endpoint rules
+   * (its `EndpointProvider`) for the services whose SDK module the connector bundles; for Glue, whose module it does
+   * not, the regions module's endpoint metadata, after the Kinesis rules have checked the region and the variants
+   * (the same partition rules every service's endpoint rules apply).
    */
-  def host(service: String, region: String, variants: EndpointVariants): String = {
-    val chosen = effective(variants)
-    val tags = Seq(EndpointTag.FIPS).filter(_ => chosen.fips.contains(true)) ++
-      Seq(EndpointTag.DUALSTACK).filter(_ => chosen.dualstack.contains(true))
-    try {
-      val key = ServiceEndpointKey.builder().region(Region.of(region)).tags(tags: _*).build()
-      ServiceMetadata.of(service).endpointFor(key).toString
-    } catch { case NonFatal(_) => s"$service.$region.amazonaws.com" }
+  private def resolve(service: Service, region: String, variants: EndpointVariants): String = {
+    val host = resolved(service, region, variants)
+    // The endpoint rules build a host of any region text (`kinesis.not%20a%20region.amazonaws.com`): one that is no
+    // host name counts as none.
+    if (!HostName.matcher(host).matches())
+      throw new IllegalArgumentException(s"'$host' is not a host name")
+    host
+  }
+
+  private val HostName = java.util.regex.Pattern.compile(
+    "[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
+
+  private def resolved(service: Service, region: String, variants: EndpointVariants): String = {
+    val r = Region.of(region)
+    val fips = java.lang.Boolean.valueOf(variants.fips.contains(true))
+    val dualstack = java.lang.Boolean.valueOf(variants.dualstack.contains(true))
+    service match {
+      case Service.Kinesis =>
+        KinesisEndpointProvider.defaultProvider()
+          .resolveEndpoint(KinesisEndpointParams.builder().region(r).useFips(fips).useDualStack(dualstack).build())
+          .join().endpointUrl().host()
+      case Service.Sts =>
+        StsEndpointProvider.defaultProvider()
+          .resolveEndpoint(StsEndpointParams.builder().region(r).useFips(fips).useDualStack(dualstack).build())
+          .join().endpointUrl().host()
+      case Service.CloudWatch =>
+        CloudWatchEndpointProvider.defaultProvider()
+          .resolveEndpoint(CloudWatchEndpointParams.builder().region(r).useFips(fips).useDualStack(dualstack).build())
+          .join().endpointUrl().host()
+      case Service.Glue =>
+        resolve(Service.Kinesis, region, variants)
+        val tags = Seq(EndpointTag.FIPS).filter(_ => fips) ++ Seq(EndpointTag.DUALSTACK).filter(_ => dualstack)
+        ServiceMetadata.of(service.prefix).endpointFor(ServiceEndpointKey.builder().region(r).tags(tags: _*).build())
+          .toString
+    }
   }
 
   /** `variants` with what is unset taken from the SDK's own settings (false where those say nothing either). */

@@ -32,14 +32,15 @@ private[sparkkinesis] final case class SchemaId(registry: String, schema: String
  * client would do the same, but it is a 10 MB jar for the whole of Glue, which every artifact of the connector would
  * carry for these four calls (docs/schema-registry.md, "Dependencies"). Errors the service answers come back as
  * [[AwsServiceException]]s with its error code and status, so [[Failure]] classifies them as it does Kinesis's;
- * those retrying cannot fix end as [KINESIS_SCHEMA_REGISTRY_ERROR].
+ * those retrying cannot fix end as [KINESIS_SCHEMA_REGISTRY_ERROR]. The operation and field names are checked
+ * against AWS's own service model for Glue (`GlueModelSuite`); `json` parses the answers (that suite's records which
+ * fields the client reads).
  */
 private[sparkkinesis] final class GlueRegistryClient(
     connection: AwsConnection,
     post: SignedPost,
-    policy: RetryPolicy) {
-
-  private val json = new ObjectMapper()
+    policy: RetryPolicy,
+    json: ObjectMapper = new ObjectMapper()) {
 
   /** The version of `id`: the schema a framed record was written with. */
   def schemaVersion(id: UUID): SchemaVersion =
@@ -144,7 +145,7 @@ private[sparkkinesis] object GlueRegistryClient {
   def apply(connection: AwsConnection): GlueRegistryClient = clients(connection)
 
   private def build(c: AwsConnection): ClientCache.Built[GlueRegistryClient] = {
-    val post = SignedPost(c, "glue")
+    val post = SignedPost(c, EndpointVariants.Service.Glue)
     ClientCache.Built(new GlueRegistryClient(c, post, RetryPolicy.Default.on(c)), Seq(post))
   }
 

@@ -22,6 +22,7 @@ import software.amazon.awssdk.http.nio.netty.{NettyNioAsyncHttpClient, SdkEventL
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder
+import software.amazon.awssdk.services.cloudwatch.{CloudWatchClient, CloudWatchClientBuilder}
 import software.amazon.awssdk.services.kinesis.{
   KinesisAsyncClient,
   KinesisAsyncClientBuilder,
@@ -33,7 +34,7 @@ import io.sparkkinesis.runtime.DaemonThreads
 
 /**
  * Builds and caches SDK clients per JVM, one per distinct connection, used on the driver for planning and on
- * executors for reading and writing. The caches are bounded ([[ClientCache]]: at most `MaxClients` of each kind,
+ * executors for reading and writing, and the driver's CloudWatch client (PutMetricData of `cloudWatchMetrics`). The caches are bounded ([[ClientCache]]: at most `MaxClients` of each kind,
  * the least recently used closed when a new connection passes that), so an application that rotates keys or
  * changes settings does not gather clients, sockets and threads. Every async client shares one Netty event loop
  * group, so their threads do not add up either.
@@ -60,6 +61,14 @@ private[sparkkinesis] object KinesisClients {
     new ClientCache[(AwsConnection, Int), KinesisAsyncClient](MaxClients, CloseDelayMillis, buildAsync)
   private val fanOutClients =
     new ClientCache[AwsConnection, KinesisAsyncClient](MaxClients, CloseDelayMillis, buildFanOut)
+  private val cloudWatchClients =
+    new ClientCache[AwsConnection, CloudWatchClient](MaxClients, CloseDelayMillis, buildCloudWatch)
+
+  /**
+   * How long one PutMetricData call may take in all, the SDK's retries included: less than the publishers' interval
+   * of a minute, so that a CloudWatch that does not answer holds the publishers' one thread for one tick at most.
+   */
+  val CloudWatchCallTimeout: Duration = Duration.ofSeconds(45)
 
   /**
    * How long one SubscribeToShard call may last: the service ends a subscription after 5 minutes, so the SDK's
@@ -137,6 +146,17 @@ private[sparkkinesis] object KinesisClients {
   /** Fan-out clients cached now. */
   def cachedFanOut: Int = fanOutClients.size
 
+  /**
+   * The CloudWatch client of `conn` (its `endpointUrl` CloudWatch's: `cloudWatchEndpointUrl`), one per connection.
+   * Unlike the Kinesis clients it keeps the SDK's own retries (throttling, 5xx, I/O errors; the SDK's retry mode and
+   * attempts, `AWS_RETRY_MODE`/`AWS_MAX_ATTEMPTS`, apply): the publisher has no retry policy of its own beyond waiting
+   * for its next tick.
+   */
+  def cloudWatch(conn: AwsConnection): CloudWatchClient = cloudWatchClients(conn)
+
+  /** CloudWatch clients cached now. */
+  def cachedCloudWatch: Int = cloudWatchClients.size
+
   private def buildSync(c: AwsConnection): ClientCache.Built[KinesisClient] =
     configured[KinesisClientBuilder, KinesisClient](c,
       KinesisClient.builder()
@@ -156,6 +176,13 @@ private[sparkkinesis] object KinesisClients {
             .readTimeout(Duration.ofSeconds(60)))
         .asyncConfiguration(ClientAsyncConfiguration.builder()
             .advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions).build()))
+
+  private def buildCloudWatch(c: AwsConnection): ClientCache.Built[CloudWatchClient] =
+    configured[CloudWatchClientBuilder, CloudWatchClient](c,
+      CloudWatchClient.builder()
+        .httpClientBuilder(UrlConnectionHttpClient.builder()
+            .connectionTimeout(ConnectTimeout).socketTimeout(Duration.ofSeconds(30))),
+      callTimeout = CloudWatchCallTimeout, sdkRetries = true)
 
   /**
    * SubscribeToShard needs HTTP/2: over TLS (ALPN) against AWS, with prior knowledge (h2c) against a plain-HTTP
@@ -182,24 +209,25 @@ private[sparkkinesis] object KinesisClients {
   private def configured[B <: AwsClientBuilder[B, C], C](
       c: AwsConnection,
       builder: B,
-      callTimeout: Duration = CallTimeout): ClientCache.Built[C] =
+      callTimeout: Duration = CallTimeout,
+      sdkRetries: Boolean = false): ClientCache.Built[C] =
     withCborSetting(c.cborEnabled) {
       SignerLogGuard()
       val (credentials, closeables) = CredentialProviders.of(c.credentials, c.region, c.endpoints)
-      builder.region(Region.of(c.region)).credentialsProvider(credentials).overrideConfiguration(overrides(callTimeout))
+      builder.region(Region.of(c.region)).credentialsProvider(credentials).overrideConfiguration(overrides(callTimeout,
+          sdkRetries))
       ClientCache.Built(c.endpoints.applyTo(builder, c.endpointUrl).build(), closeables)
     }
 
   /**
-   * The connector does all retrying itself (throttling, 5xx and I/O errors, with budgets, pacing and metrics it can
-   * report), so the SDK makes exactly one attempt per call.
+   * The connector does all retrying of Kinesis and STS calls itself (throttling, 5xx and I/O errors, with budgets,
+   * pacing and metrics it can report), so the SDK makes exactly one attempt per call there; with `sdkRetries` (the
+   * CloudWatch client) the SDK's own retry strategy stays.
    */
-  private def overrides(callTimeout: Duration): ClientOverrideConfiguration =
-    ClientOverrideConfiguration.builder()
-      .retryStrategy(AwsRetryStrategy.doNotRetry())
-      .apiCallTimeout(callTimeout)
-      .scheduledExecutorService(timers)
-      .build()
+  private def overrides(callTimeout: Duration, sdkRetries: Boolean): ClientOverrideConfiguration = {
+    val b = ClientOverrideConfiguration.builder().apiCallTimeout(callTimeout).scheduledExecutorService(timers)
+    (if (sdkRetries) b else b.retryStrategy(AwsRetryStrategy.doNotRetry())).build()
+  }
 
   /**
    * The SDK takes its CBOR switch from the system property `aws.cborEnabled` when a client is built, so the
@@ -218,5 +246,6 @@ private[sparkkinesis] object KinesisClients {
     syncClients.closeAll()
     asyncClients.closeAll()
     fanOutClients.closeAll()
+    cloudWatchClients.closeAll()
   }
 }

@@ -22,8 +22,8 @@ import software.amazon.awssdk.identity.spi.AwsCredentialsIdentity
 
 /**
  * SigV4-signed POSTs to one AWS service over the SDK's small HTTP client, with a connection's region, credentials
- * and endpoint: for the services the connector calls without their SDK module ([[GlueRegistryClient]],
- * [[CloudWatchClient]], each a few calls for which the SDK's client would add a jar to every artifact). One attempt
+ * and endpoint: for the service the connector calls without its SDK module ([[GlueRegistryClient]]: four calls, for
+ * which the SDK's Glue client would add a 10 MB jar to every artifact). One attempt
  * per call (the callers retry, or wait for their next turn); an I/O failure comes back as an SdkClientException.
  */
 private[sparkkinesis] final class SignedPost private (
@@ -71,10 +71,10 @@ private[sparkkinesis] object SignedPost {
   val SocketTimeout: Duration = Duration.ofSeconds(30)
 
   /**
-   * Posts to `service` (its signing name and endpoint prefix: `glue`, `monitoring`) for `c`: at `c`'s endpoint URL,
+   * Posts to `service` (its endpoint prefix is its signing name: `glue`) for `c`: at `c`'s endpoint URL,
    * else the region's endpoint with `c`'s variants (FIPS, dual-stack), signed with `c`'s credentials.
    */
-  def apply(c: AwsConnection, service: String): SignedPost = {
+  def apply(c: AwsConnection, service: EndpointVariants.Service): SignedPost = {
     // The signer logs canonical requests (a session token among their headers) at DEBUG: kept out, as for Kinesis.
     SignerLogGuard()
     val (credentials, closeables) = CredentialProviders.of(c.credentials, c.region, c.endpoints)
@@ -82,6 +82,6 @@ private[sparkkinesis] object SignedPost {
       .socketTimeout(SocketTimeout).build()
     val endpoint =
       URI.create(c.endpointUrl.getOrElse(s"https://${EndpointVariants.host(service, c.region, c.endpoints)}"))
-    new SignedPost(endpoint, service, c.region, credentials, http, http +: closeables)
+    new SignedPost(endpoint, service.prefix, c.region, credentials, http, http +: closeables)
   }
 }

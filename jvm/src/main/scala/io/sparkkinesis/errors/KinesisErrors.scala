@@ -96,6 +96,26 @@ private[sparkkinesis] object KinesisErrors {
         "seconds" -> f"$seconds%.1f"),
       cause)
 
+  /**
+   * The AWS SDK resolves no endpoint of `service` for `region` with these variants: the region (or the variant its
+   * partition lacks) is the value to change, or the service's endpoint URL option set instead.
+   */
+  def endpointUnresolved(
+      service: String,
+      region: String,
+      fips: Boolean,
+      dualstack: Boolean,
+      endpointOption: String,
+      reason: String): KinesisOptionException = {
+    val variant = (if (fips) Seq("FIPS") else Nil) ++ (if (dualstack) Seq("dual-stack") else Nil)
+    val which = if (variant.isEmpty) "" else variant.mkString(" ", " and ", "")
+    val flags = (if (fips) Seq("'useFipsEndpoint'") else Nil) ++ (if (dualstack) Seq("'useDualstackEndpoint'") else Nil)
+    invalidOptionValue("region", region,
+      s"a region where the AWS SDK resolves a$which $service endpoint (it says: $reason); fix 'region'" +
+        (if (flags.isEmpty) "" else s", turn off ${flags.mkString(" or ")} (or the SDK's own setting)") +
+        s", or set '$endpointOption' to the endpoint's URL")
+  }
+
   private def rootCause(t: Throwable): Throwable =
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(10).toSeq.last
 

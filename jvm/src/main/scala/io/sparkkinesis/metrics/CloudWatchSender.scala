@@ -1,9 +1,10 @@
 package io.sparkkinesis.metrics
 
 import java.time.Instant
-import java.time.format.DateTimeFormatter
 
-import io.sparkkinesis.aws.CloudWatchClient
+import software.amazon.awssdk.services.cloudwatch.model.{Dimension, MetricDatum, PutMetricDataRequest, StandardUnit}
+
+import io.sparkkinesis.aws.{AwsConnection, KinesisClients}
 
 /** One value to publish: a metric's name, unit (CloudWatch's `StandardUnit` text), value and dimensions. */
 private[sparkkinesis] final case class Datum(
@@ -28,25 +29,26 @@ private[sparkkinesis] object CloudWatchSender {
   /** PutMetricData takes at most 1,000 metrics a call. */
   val MaxPerCall = 1000
 
-  /** The sender of a [[CloudWatchClient]] built for `settings`' connection. */
-  def apply(settings: CloudWatchSettings): CloudWatchSender = new ClientSender(CloudWatchClient(settings.connection))
+  /**
+   * The sender of `settings`' connection: the SDK's CloudWatch client of that connection, which
+   * [[KinesisClients.cloudWatch]] builds and caches per connection (queries with the same connection share it).
+   */
+  def apply(settings: CloudWatchSettings): CloudWatchSender = new ClientSender(settings.connection)
 
-  /** PutMetricData's parameters for `data` in `namespace` at `at`, as CloudWatch's query API names them. */
-  def parameters(namespace: String, at: Instant, data: Seq[Datum]): Seq[(String, String)] = {
-    val time = DateTimeFormatter.ISO_INSTANT.format(at)
-    ("Namespace" -> namespace) +: data.zipWithIndex.flatMap { case (d, i) =>
-      val m = s"MetricData.member.${i + 1}"
-      Seq(s"$m.MetricName" -> d.name, s"$m.Unit" -> d.unit,
-        s"$m.Value" -> java.math.BigDecimal.valueOf(d.value).toPlainString, s"$m.Timestamp" -> time) ++
-        d.dimensions.zipWithIndex.flatMap { case ((name, value), j) =>
-          Seq(s"$m.Dimensions.member.${j + 1}.Name" -> name, s"$m.Dimensions.member.${j + 1}.Value" -> value)
-        }
-    }
-  }
+  /** The PutMetricData request of `data` in `namespace` at `at`. */
+  def request(namespace: String, at: Instant, data: Seq[Datum]): PutMetricDataRequest =
+    PutMetricDataRequest.builder().namespace(namespace).metricData(data.map { d =>
+      MetricDatum.builder().metricName(d.name).unit(StandardUnit.fromValue(d.unit)).value(d.value).timestamp(at)
+        .dimensions(d.dimensions.map { case (n, v) => Dimension.builder().name(n).value(v).build() }: _*).build()
+    }: _*).build()
 
-  private final class ClientSender(client: CloudWatchClient) extends CloudWatchSender {
+  /**
+   * Looks the client up at every call, so that a client the cache closed (least recently used) is never used; closing
+   * the sender leaves the shared client to the cache.
+   */
+  private final class ClientSender(connection: AwsConnection) extends CloudWatchSender {
     override def put(namespace: String, at: Instant, data: Seq[Datum]): Unit =
-      client.putMetricData(parameters(namespace, at, data))
-    override def close(): Unit = client.close()
+      KinesisClients.cloudWatch(connection).putMetricData(request(namespace, at, data))
+    override def close(): Unit = ()
   }
 }

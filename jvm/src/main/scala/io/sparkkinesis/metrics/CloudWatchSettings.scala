@@ -1,6 +1,6 @@
 package io.sparkkinesis.metrics
 
-import io.sparkkinesis.aws.AwsConnection
+import io.sparkkinesis.aws.{AwsConnection, EndpointVariants}
 import io.sparkkinesis.config.{KinesisOptions => O, ParsedOptions}
 import io.sparkkinesis.errors.KinesisErrors
 
@@ -36,6 +36,8 @@ private[sparkkinesis] object CloudWatchSettings {
       val endpoint = opts.get(O.CloudWatchEndpointUrl)
       endpoint.foreach(AwsConnection.validateUrl(O.CloudWatchEndpointUrl.name, _,
           "https://monitoring.eu-west-1.amazonaws.com or http://127.0.0.1:5000"))
+      if (endpoint.isEmpty)
+        EndpointVariants.host(EndpointVariants.Service.CloudWatch, queryConnection.region, queryConnection.endpoints)
       val dimensions = opts.get(O.CloudWatchDimensions).fold(Seq.empty[(String, String)])(parseDimensions)
       Some(CloudWatchSettings(namespace, dimensions,
           queryConnection.copy(endpointUrl = endpoint, cborEnabled = true)))

@@ -5,6 +5,7 @@ import java.time.Instant
 import scala.collection.mutable
 
 import org.scalatest.funsuite.AnyFunSuite
+import software.amazon.awssdk.services.cloudwatch.model.StandardUnit
 
 import io.sparkkinesis.aws.{AwsConnection, CredentialsConfig}
 import io.sparkkinesis.testing.CapturedLogs
@@ -189,15 +190,19 @@ class CloudWatchPublisherSuite extends AnyFunSuite {
     assert(sender.closed && sender.calls.isEmpty)
   }
 
-  test("PutMetricData's parameters are those of CloudWatch's query API") {
-    val params = CloudWatchSender.parameters("NS", now,
-      Seq(Datum("pendingRecords", Datum.Count, 1.0e7, Seq("QueryName" -> "q", "StreamName" -> "orders")))).toMap
-    assert(params("Namespace") == "NS")
-    assert(params("MetricData.member.1.MetricName") == "pendingRecords")
-    assert(params("MetricData.member.1.Unit") == "Count")
-    assert(params("MetricData.member.1.Value") == "10000000")
-    assert(params("MetricData.member.1.Timestamp") == "2026-11-27T01:00:00Z")
-    assert(params("MetricData.member.1.Dimensions.member.2.Name") == "StreamName")
-    assert(params("MetricData.member.1.Dimensions.member.2.Value") == "orders")
+  test("PutMetricData's request carries each datum's name, unit, value, time and dimensions") {
+    val request = CloudWatchSender.request("NS", now,
+      Seq(Datum("pendingRecords", Datum.Count, 1.0e7, Seq("QueryName" -> "q", "StreamName" -> "orders"))))
+    assert(request.namespace() == "NS")
+    val datum = request.metricData().get(0)
+    assert(request.metricData().size() == 1)
+    assert(datum.metricName() == "pendingRecords")
+    assert(datum.unit() == StandardUnit.COUNT)
+    assert(datum.value() == 1.0e7)
+    assert(datum.timestamp() == now)
+    assert(datum.dimensions().get(1).name() == "StreamName" && datum.dimensions().get(1).value() == "orders")
+    // Every unit the publisher uses is one of CloudWatch's (an unknown text would become UNKNOWN_TO_SDK_VERSION).
+    for (unit <- Seq(Datum.Milliseconds, Datum.Count, Datum.Bytes))
+      assert(StandardUnit.fromValue(unit) != StandardUnit.UNKNOWN_TO_SDK_VERSION, unit)
   }
 }

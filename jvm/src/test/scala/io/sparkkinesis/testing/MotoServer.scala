@@ -18,6 +18,7 @@ import io.sparkkinesis.compat.CollectionConverters._
 trait MotoServer extends BeforeAndAfterAll { this: Suite =>
 
   private var process: Option[Process] = None
+  private var adapter: Option[Process] = None
 
   /** The endpoint URL of moto, started on first use. */
   protected lazy val moto: String = {
@@ -44,6 +45,31 @@ trait MotoServer extends BeforeAndAfterAll { this: Suite =>
     endpoint
   }
 
+  /**
+   * The endpoint URL of CloudWatch as the SDK speaks to it (Smithy RPC v2 CBOR) in front of [[moto]]'s, which serves
+   * only the Query and JSON protocols (tests/harness/cloudwatch_cbor.py), started on first use.
+   */
+  protected lazy val cloudWatch: String = {
+    val upstream = moto
+    val port = {
+      val s = new ServerSocket(0);
+      try s.getLocalPort
+      finally s.close()
+    }
+    val log = new File(s"target/cloudwatch-cbor-${ProcessHandle.current().pid()}-$port.log")
+    val started = new ProcessBuilder(LocalKinesisServer.pythonExecutable, "tests/harness/cloudwatch_cbor.py", upstream,
+      port.toString).redirectErrorStream(true).redirectOutput(log).start()
+    adapter = Some(started)
+    val endpoint = s"http://127.0.0.1:$port"
+    val deadline = System.nanoTime() + 30L * 1000000000L
+    while (Try(new java.net.Socket("127.0.0.1", port).close()).isFailure) {
+      if (!started.isAlive || System.nanoTime() > deadline)
+        throw new IllegalStateException(s"tests/harness/cloudwatch_cbor.py did not start on $endpoint (see $log)")
+      Thread.sleep(100)
+    }
+    endpoint
+  }
+
   /** The roles moto's STS handed out credentials for: (role ARN, session name, external id, access key id). */
   protected def assumedRoles: Seq[(String, String, Option[String], String)] = {
     val roles = new ObjectMapper().readTree(get(s"$moto/moto-api/data.json")).path("sts").path("AssumedRole")
@@ -63,7 +89,7 @@ trait MotoServer extends BeforeAndAfterAll { this: Suite =>
 
   override protected def afterAll(): Unit =
     try super.afterAll()
-    finally process.foreach { p =>
+    finally (adapter.toSeq ++ process).foreach { p =>
         p.destroy()
         if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) p.destroyForcibly().waitFor()
       }
