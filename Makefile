@@ -56,7 +56,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-scale soak clean publish-local
+.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-subrecords bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -319,6 +319,11 @@ bench-idle: install-wheel servers bench-venv
 # A trickle: one record every 10 s on 200 shards for 4 minutes (Spark jobs, JVM CPU and each record's latency).
 bench-trickle: install-wheel servers bench-venv
 	$(PY) bench/source/idle.py --shards 200 --idle-minutes 4 --trickle-seconds 10 --samples 0 --name bench-trickle
+
+# What reading KPL aggregates as the KCL does costs: 2,000,000 user records in aggregates of 100 on 4 kinesalite shards,
+# drained with dropOutOfRangeSubRecords on and off in turns (docs/performance.md, "KPL aggregates"); about 70 seconds.
+bench-subrecords: install-wheel servers bench-venv
+	$(PY) bench/source/subrecords.py $(SUBRECORDS_ARGS)
 
 # Draining 200 and 1,000 shards: the connector against a one-thread boto3 loop (about 15 minutes).
 bench-many-shards: install-wheel servers bench-venv
