@@ -78,8 +78,12 @@ private[sparkkinesis] object ExecutorSlots extends Logging {
   /**
    * The executors Spark's status tracker lists (`host:port` of their block managers), the driver's left out, each
    * with `spark.executor.cores` when set, else one core: never more slots than there are, so every shard still has a
-   * task that gets its slot.
+   * task that gets its slot. The tracker always lists the driver too, but not always at its block manager's address
+   * (`localhost:0` before that registers): when `driver` is not among them, one of them is left out all the same.
    */
-  def fallback(listed: Seq[String], driver: String, coresEach: Option[Int]): Map[String, Int] =
-    listed.filter(_ != driver).map(_ -> math.max(1, coresEach.getOrElse(1))).toMap
+  def fallback(listed: Seq[String], driver: String, coresEach: Option[Int]): Map[String, Int] = {
+    val others = listed.filterNot(_ == driver)
+    val executors = if (others.size < listed.size) others else listed.sorted.drop(1)
+    executors.map(_ -> math.max(1, coresEach.getOrElse(1))).toMap
+  }
 }

@@ -48,6 +48,9 @@ class TaskSlotsSuite extends AnyFunSuite {
     // The listed executors but the driver, at spark.executor.cores each, else one core each (never more slots).
     assert(ExecutorSlots.fallback(Seq("d:1", "a:2", "b:3"), "d:1", Some(4)) == Map("a:2" -> 4, "b:3" -> 4))
     assert(ExecutorSlots.fallback(Seq("d:1", "a:2"), "d:1", None) == Map("a:2" -> 1))
+    // The driver listed under another address (before its block manager registers): one entry fewer all the same.
+    assert(ExecutorSlots.fallback(Seq("localhost:0", "a:2", "b:3"), "d:1", Some(2)).values.toSeq == Seq(2, 2))
+    assert(ExecutorSlots.fallback(Seq("localhost:0"), "d:1", None).isEmpty)
     assert(TaskSlots.total(ExecutorSlots.fallback(Seq("d:1", "a:2", "b:3"), "d:1", None)) == 2)
   }
 
