@@ -39,7 +39,10 @@ private[sparkkinesis] object HashKeyRange {
     new HashKeyRange(high(start.bigInteger), low(start.bigInteger), high(end.bigInteger), low(end.bigInteger))
   }
 
-  // One digest per reading thread: MessageDigest.getInstance costs more than the digest of a short key.
+  /** The hash key Kinesis routes a record of `partitionKey` by (with no explicit hash key): its MD5, unsigned. */
+  def ofPartitionKey(partitionKey: String): BigInt = BigInt(1, digest(partitionKey))
+
+  // One digest per thread: MessageDigest.getInstance costs more than the digest of a short key.
   private val md5 = ThreadLocal.withInitial[MessageDigest](() => MessageDigest.getInstance("MD5"))
 
   private def digest(partitionKey: String): Array[Byte] = {

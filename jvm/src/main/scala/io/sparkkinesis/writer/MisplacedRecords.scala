@@ -106,8 +106,7 @@ private[writer] final class MisplacedRecords(
     else {
       val records = Kpl.deaggregate(entry.data, entry.partitionKey).getOrElse(
         throw new IllegalStateException(s"${entry.position} is not a KPL aggregate"))
-      val outside = records.filterNot(r =>
-        map.holds(shardId, ShardMap.hashKey(r.partitionKey, r.explicitHashKey.orNull)).getOrElse(false))
+      val outside = records.filterNot(r => map.holds(shardId, r).getOrElse(false))
       if (outside.isEmpty) Relocation(Nil, more, 0)
       else Relocation(packer.packAlone(entry.stream, outside, s"${entry.position} (sent again: it landed in $shardId)"),
         more, outside.size)

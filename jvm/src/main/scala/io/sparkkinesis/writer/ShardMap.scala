@@ -1,12 +1,10 @@
 package io.sparkkinesis.writer
 
-import java.nio.charset.StandardCharsets
-import java.security.MessageDigest
-
 import software.amazon.awssdk.services.kinesis.KinesisAsyncClient
 
 import io.sparkkinesis.aws.{RetryPolicy, ShardListing, StreamRef}
 import io.sparkkinesis.errors.KinesisErrors
+import io.sparkkinesis.kpl.{HashKeyRange, UserRecord}
 import io.sparkkinesis.runtime.DaemonThreads
 
 /**
@@ -17,7 +15,7 @@ import io.sparkkinesis.runtime.DaemonThreads
 private[sparkkinesis] final class ShardMap private (
     starts: Array[BigInt],
     shardIds: Array[String],
-    ranges: Map[String, (BigInt, BigInt)]) {
+    ranges: Map[String, HashKeyRange]) {
 
   /** The shard that owns `hashKey`. */
   def shardOf(hashKey: BigInt): String = {
@@ -39,9 +37,12 @@ private[sparkkinesis] final class ShardMap private (
   /** Whether the listing had `shardId`, open or closed. */
   def lists(shardId: String): Boolean = ranges.contains(shardId)
 
-  /** Whether `hashKey` lies in the hash key range of `shardId`; None for a shard the listing did not have. */
-  def holds(shardId: String, hashKey: BigInt): Option[Boolean] =
-    ranges.get(shardId).map { case (low, high) => hashKey >= low && hashKey <= high }
+  /**
+   * Whether `record` lies in the hash key range of `shardId`, by the rule the source keeps user records of an
+   * aggregate by (`dropOutOfRangeSubRecords`, as the KCL does); None for a shard the listing did not have.
+   */
+  def holds(shardId: String, record: UserRecord): Option[Boolean] =
+    ranges.get(shardId).map(_.holds(record.partitionKey, record.explicitHashKey))
 }
 
 private[sparkkinesis] object ShardMap {
@@ -83,7 +84,7 @@ private[sparkkinesis] object ShardMap {
 
   def hashKey(partitionKey: String, explicitHashKey: String): BigInt =
     if (explicitHashKey != null) BigInt(explicitHashKey)
-    else BigInt(1, MessageDigest.getInstance("MD5").digest(partitionKey.getBytes(StandardCharsets.UTF_8)))
+    else HashKeyRange.ofPartitionKey(partitionKey)
 
   /** Lists the stream's shards: the open ones (without an ending sequence number) to route by, all for their ranges. */
   def load(client: KinesisAsyncClient, stream: StreamRef, policy: RetryPolicy = RetryPolicy.Default): ShardMap = {
@@ -92,6 +93,6 @@ private[sparkkinesis] object ShardMap {
     if (open.isEmpty)
       throw KinesisErrors.serviceError("ListShards", stream.toString, new IllegalStateException("no open shard"))
     new ShardMap(open.map(_._1).toArray, open.map(_._2).toArray,
-      listed.map(s => s.shardId -> ((s.startingHashKey, s.endingHashKey))).toMap)
+      listed.map(s => s.shardId -> HashKeyRange(s.startingHashKey, s.endingHashKey)).toMap)
   }
 }
