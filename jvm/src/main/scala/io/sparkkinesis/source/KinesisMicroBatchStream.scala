@@ -145,7 +145,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   }
 
   /** Lists shards ahead of the plans from now on, off the planning thread ([[ShardTracker.listAhead]]). */
-  def listShardsAhead(): Unit = tracker.listAhead()
+  private[source] def listShardsAhead(): Unit = tracker.listAhead()
 
   /** Whether the last shard listing shows the shard closed (read by GetRecords to its end in every mode). */
   def isClosed(key: ShardKey): Boolean = tracker.isClosed(key)

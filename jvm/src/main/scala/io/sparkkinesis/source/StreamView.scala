@@ -26,9 +26,6 @@ private[source] trait StreamView {
   /** Whether the last shard listing shows the shard closed. */
   def isClosed(key: ShardKey): Boolean
 
-  /** Lists shards ahead of the plans from now on, off the planning thread. */
-  def listShardsAhead(): Unit
-
   /** What a batch's tasks reported of their shards, for the source's metrics. */
   def recordBatchReports(readings: Seq[ShardReading]): Unit
 }
