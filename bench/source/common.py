@@ -60,10 +60,26 @@ def local_server(kind: str) -> Iterator[tuple[Any, Any]]:
         yield server, streams.client(server)
 
 
-def read_stream(spark, stream: str, endpoint: str):
-    """The connector's streaming read of `stream` from its trim horizon, at `endpoint`."""
+def read_stream(spark, stream: str, endpoint: str, **options: str):
+    """The connector's streaming read of `stream` from its trim horizon, at `endpoint`, with `options` besides."""
     return (spark.readStream.format("kinesis")
-            .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon", **OPTIONS).load())
+            .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon", **OPTIONS, **options)
+            .load())
+
+
+def drain(spark, endpoint: str, stream: str, records: int, **options: str) -> float:
+    """Records per second of a `Trigger.AvailableNow` read of `stream` (with `options`) into the `noop` sink, timed
+    from `start()` to termination; it must read exactly `records` rows."""
+    df = read_stream(spark, stream, endpoint, **options)
+    with tempfile.TemporaryDirectory() as checkpoint:
+        start = time.monotonic()
+        query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
+        query.awaitTermination(900)
+        seconds = time.monotonic() - start
+        read = sum(p["numInputRows"] for p in query.recentProgress)
+    if read != records:
+        raise RuntimeError(f"the connector read {read} of {records} records (options {options})")
+    return records / seconds
 
 
 def arrival_recorder(arrived: dict) -> Callable[[Any, int], None]:

@@ -23,7 +23,8 @@ import time
 import uuid
 from pathlib import Path
 
-from common import arrival_recorder, kinesalite, new_figure, read_stream, save_figure, spark_session, write_results
+from common import (arrival_recorder, drain, kinesalite, new_figure, read_stream, save_figure, spark_session,
+                    write_results)
 from harness import streams
 from harness.fault_proxy import FaultProxy
 
@@ -50,19 +51,6 @@ def plain(server, stream: str, records: int) -> float:
                str(Path(__file__).with_name("PlainGetRecords.java")), server.endpoint, stream, str(records)]
     out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=900).stdout
     return json.loads(out.strip().splitlines()[-1])["recordsPerSecond"]
-
-
-def connector(spark, endpoint: str, stream: str, records: int) -> float:
-    df = read_stream(spark, stream, endpoint)
-    with tempfile.TemporaryDirectory() as checkpoint:
-        start = time.monotonic()
-        query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-        query.awaitTermination(900)
-        seconds = time.monotonic() - start
-        read = sum(p["numInputRows"] for p in query.recentProgress)
-    if read != records:
-        raise RuntimeError(f"the connector read {read} of {records} records")
-    return records / seconds
 
 
 def latency(spark, kinesis, endpoint: str, rate: int, seconds: int) -> dict:
@@ -136,7 +124,7 @@ def main() -> None:
             streams.create_stream(kinesis, stream, 4)
             fill(kinesis, stream, records, size)
             if args.warm_up:
-                connector(spark, server.endpoint, stream, records)  # JIT warm-up of the session: not counted
+                drain(spark, server.endpoint, stream, records)  # JIT warm-up of the session: not counted
             rows = []
             for run in range(args.repeat):
                 # Alternate which reader goes first: the local server's speed drifts within a session.
@@ -144,7 +132,7 @@ def main() -> None:
                 row = {"size": size, "records": records, "run": run}
                 for name in (first, second):
                     row[name] = round(plain(server, stream, records) if name == "plain"
-                                      else connector(spark, server.endpoint, stream, records))
+                                      else drain(spark, server.endpoint, stream, records))
                 row["ratio"] = round(row["connector"] / row["plain"], 3)
                 print(json.dumps(row), flush=True)
                 rows.append(row)

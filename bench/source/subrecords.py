@@ -18,11 +18,9 @@ import hashlib
 import json
 import statistics
 import sys
-import tempfile
-import time
 import uuid
 
-from common import OPTIONS, kinesalite, spark_session, write_results
+from common import drain, kinesalite, spark_session, write_results
 from harness import streams
 
 # aws_kinesis_agg puts its own folder first on sys.path when imported; undo that (as tests/test_streaming_kpl.py does).
@@ -74,22 +72,6 @@ def fill(kinesis, stream: str, records: int, per_aggregate: int, size: int) -> N
         streams.put_records(kinesis, stream, batch)
 
 
-def drain(spark, endpoint: str, stream: str, records: int, drop: bool) -> float:
-    """User records per second of an AvailableNow drain into `noop`, with `dropOutOfRangeSubRecords` = `drop`."""
-    df = (spark.readStream.format("kinesis")
-          .options(streamName=stream, endpointUrl=endpoint, initialPosition="trim_horizon",
-                   dropOutOfRangeSubRecords=str(drop).lower(), **OPTIONS).load())
-    with tempfile.TemporaryDirectory() as checkpoint:
-        start = time.monotonic()
-        query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-        query.awaitTermination(900)
-        seconds = time.monotonic() - start
-        read = sum(p["numInputRows"] for p in query.recentProgress)
-    if read != records:
-        raise RuntimeError(f"the connector read {read} of {records} user records (dropOutOfRangeSubRecords={drop})")
-    return records / seconds
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2_000_000, help="user records")
@@ -103,13 +85,14 @@ def main() -> None:
         stream = f"bench-kpl-{uuid.uuid4().hex[:8]}"
         streams.create_stream(kinesis, stream, 4)
         fill(kinesis, stream, args.records, args.per_aggregate, args.size)
-        drain(spark, server.endpoint, stream, args.records, True)  # JIT warm-up: not counted
+        drain(spark, server.endpoint, stream, args.records, dropOutOfRangeSubRecords="true")  # warm-up: not counted
         for run in range(args.repeat):
             # Alternate which setting goes first: the local server's speed drifts within a session.
             order = (True, False) if run % 2 == 0 else (False, True)
             row: dict = {"run": run, "records": args.records, "perAggregate": args.per_aggregate}
             for drop in order:
-                row["checked" if drop else "unchecked"] = round(drain(spark, server.endpoint, stream, args.records, drop))
+                row["checked" if drop else "unchecked"] = round(
+                    drain(spark, server.endpoint, stream, args.records, dropOutOfRangeSubRecords=str(drop).lower()))
             row["ratio"] = round(row["checked"] / row["unchecked"], 3)
             print(json.dumps(row), flush=True)
             rows.append(row)
