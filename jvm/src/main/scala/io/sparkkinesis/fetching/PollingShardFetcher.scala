@@ -69,7 +69,9 @@ private[sparkkinesis] final class PollingShardFetcher(
   override def shardEnded: Boolean = ended
   override def readyAt: Long = if (lastCallAt == Long.MinValue) Long.MinValue else lastCallAt + minPeriodMillis
 
-  override def fetch(patient: Boolean): FetchedPage = {
+  override def fetch(patient: Boolean): FetchedPage = fetch(patient, maxRecordsPerCall)
+
+  override def fetch(patient: Boolean, limit: Int): FetchedPage = {
     require(!ended, s"shard $shardId of $stream has ended")
     failure.foreach(e => throw e)
     singleCalls = if (patient) patientSingleCalls else patientSingleCalls.copy(maxRetries = 0)
@@ -84,7 +86,7 @@ private[sparkkinesis] final class PollingShardFetcher(
         val it = iterator.getOrElse(newIterator())
         callCount += 1
         val response =
-          client().getRecords(GetRecordsRequest.builder().shardIterator(it).limit(maxRecordsPerCall).build())
+          client().getRecords(GetRecordsRequest.builder().shardIterator(it).limit(math.min(limit, maxRecordsPerCall)).build())
         val records = response.records().asScala.toSeq
         records.lastOption.foreach(r => lastSequence = Some(r.sequenceNumber()))
         iterator = Option(response.nextShardIterator())

@@ -19,6 +19,12 @@ private[sparkkinesis] trait ShardFetcher {
    */
   def fetch(patient: Boolean): FetchedPage
 
+  /**
+   * The same, asking for at most `limit` records where the way of reading lets the reader choose (GetRecords); a
+   * pushed fetcher returns what it holds. For a query's opening round (see `reader.Prefetcher`).
+   */
+  def fetch(patient: Boolean, limit: Int): FetchedPage = fetch(patient)
+
   /** Whether the shard is closed and every record in it has been returned. */
   def shardEnded: Boolean
 

@@ -19,6 +19,7 @@ private[sparkkinesis] final case class ShardFetchRequest(
 /**
  * One prefetch task: a group of shards, read on the executor that holds their buffers (`location`). `retired`:
  * queries of the application that stopped, whose buffers the executor drops first (see [[RetiredSources]]).
+ * `opening`: the query's first round, which reads one short page per shard ([[Prefetcher]]).
  */
 private[sparkkinesis] final case class FetchTaskSpec(
     sourceId: String,
@@ -27,7 +28,8 @@ private[sparkkinesis] final case class FetchTaskSpec(
     fetch: FetchSettings,
     cutoffMillis: Option[Long],
     location: Option[String],
-    retired: Seq[String] = Nil)
+    retired: Seq[String] = Nil,
+    opening: Boolean = false)
 
 /**
  * What an executor answers for one shard after a prefetch round: where the next batch may end (`end`, within the

@@ -8,9 +8,16 @@ import io.sparkkinesis.fetching.ReadMode
  * read more when the buffer is short of the budget and of its share of `fetchBufferSize`, and the shard is due (a full page means more is waiting, so
  * it keeps reading for up to `maxFetchTaskMillis`), then cut the next batch's end within the budget. The task's
  * shards are read side by side ([[FetchThreads]]).
+ *
+ * A query's opening round (`FetchTaskSpec.opening`) reads one page of at most [[OpeningPageRecords]] per shard and
+ * cuts there: its batch is the one that pays Spark's one-time costs (planning and code generation in a fresh JVM,
+ * about two seconds), and read-ahead goes on reading the backlog while it does, instead of after.
  */
 private[sparkkinesis] object Prefetcher {
   private val MaxFetchTaskMillis = 1000L
+
+  /** The page size of a query's opening round. */
+  val OpeningPageRecords = 1000
 
   /**
    * `readAhead`: whether the task may start background reading. Only a task's first attempt does: a retried or
@@ -39,8 +46,9 @@ private[sparkkinesis] object Prefetcher {
       while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
         buffer.bytes < sessions.share(buffer, spec.fetch.bufferBytes)) {
         val now = System.currentTimeMillis()
-        if (buffer.isDue(now)) more = buffer.fill(now)
-        else more = false
+        if (!buffer.isDue(now)) more = false
+        else if (spec.opening) { buffer.fill(now, limit = OpeningPageRecords); more = false }
+        else more = buffer.fill(now)
         if (more && System.currentTimeMillis() - started > MaxFetchTaskMillis) more = false
         if (more) {
           // Wait for the shard's next allowed call (minFetchPeriod) before reading on.

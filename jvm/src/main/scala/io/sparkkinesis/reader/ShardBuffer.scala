@@ -109,10 +109,10 @@ private[sparkkinesis] final class ShardBuffer(
   def buffered: Int = synchronized(window.size)
 
   /**
-   * One GetRecords call after the last buffered record. Returns whether the page was full (more is waiting). The
-   * next call is due as [[Pacing]] says.
+   * One GetRecords call after the last buffered record, of at most `limit` records. Returns whether the page was
+   * full (more is waiting). The next call is due as [[Pacing]] says.
    */
-  def fill(now: Long, patient: Boolean = true): Boolean = {
+  def fill(now: Long, patient: Boolean = true, limit: Int = fetch.maxRecordsPerCall): Boolean = {
     // The call itself runs without the buffer's lock: batch tasks copy their ranges meanwhile, and a call that
     // waits (pacing, or backing off from throttling) holds up no one else. At most one call is in flight: a patient
     // caller (a prefetch round) waits for the one under way, an impatient one (read-ahead) does not: it must not
@@ -136,7 +136,7 @@ private[sparkkinesis] final class ShardBuffer(
       (fetcher, window.last, fetcherBase)
     }
     try {
-      val page = reader.fetch(patient)
+      val page = reader.fetch(patient, limit)
       synchronized {
         // `align` may have started the buffer over from elsewhere during the call: the page is then not for it.
         if (!(fetcher eq reader)) return false
@@ -145,7 +145,7 @@ private[sparkkinesis] final class ShardBuffer(
             readerBase)
         behind = Some(page.millisBehindLatest)
         behindAt = Some(System.currentTimeMillis())
-        val full = page.records.size >= fetch.maxRecordsPerCall
+        val full = page.records.size >= math.min(limit, fetch.maxRecordsPerCall)
         caughtUp = page.millisBehindLatest == 0 && !full
         nextDue = now + Pacing.pauseMillis(fetch, pageBytes,
           emptyAtTip = page.records.isEmpty && page.millisBehindLatest == 0, reader.pushed, realTime = false)

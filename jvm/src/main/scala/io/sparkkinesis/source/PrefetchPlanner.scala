@@ -162,7 +162,7 @@ private[sparkkinesis] final class PrefetchPlanner(
     val groups = ShardGrouping.group(requests.map(_.key), perTask, location, load)
     groups.map { keys =>
       FetchTaskSpec(sourceId, keys.map(byKey), options.connection, fetch, cutoff.map(_.millis),
-        location(keys.head))
+        location(keys.head), opening = reports.isEmpty)
     }
   }
 

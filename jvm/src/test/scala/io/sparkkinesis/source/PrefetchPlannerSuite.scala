@@ -58,6 +58,15 @@ class PrefetchPlannerSuite extends AnyFunSuite {
     assert(first.flatMap(_.shards).forall(r => r.from == notStarted))
   }
 
+  test("the query's first round is its opening round (one short page per shard); rounds after a report are not") {
+    val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "1"))
+    val from = offset(key(0) -> notStarted, key(1) -> notStarted)
+    val opening = planner.plan(from, Seq(key(0), key(1)), maxRecords = None, maxBytes = None)
+    assert(opening.nonEmpty && opening.forall(_.opening))
+    planner.absorb(from, Seq(report(key(0), after(5)), report(key(1), after(7))))
+    assert(planner.plan(from, Seq(key(0), key(1)), maxRecords = None, maxBytes = None).forall(!_.opening))
+  }
+
   test("shards are grouped shardsPerTask to a task, and a task goes where its shards' buffers were reported") {
     val planner = new PrefetchPlanner("q", options("shardsPerTask" -> "2"))
     val from = offset((0 until 4).map(i => key(i) -> notStarted): _*)
