@@ -86,7 +86,8 @@ private[sparkkinesis] final class PollingShardFetcher(
         val it = iterator.getOrElse(newIterator())
         callCount += 1
         val response =
-          client().getRecords(GetRecordsRequest.builder().shardIterator(it).limit(math.min(limit, maxRecordsPerCall)).build())
+          client()
+            .getRecords(GetRecordsRequest.builder().shardIterator(it).limit(math.min(limit, maxRecordsPerCall)).build())
         val records = response.records().asScala.toSeq
         records.lastOption.foreach(r => lastSequence = Some(r.sequenceNumber()))
         iterator = Option(response.nextShardIterator())

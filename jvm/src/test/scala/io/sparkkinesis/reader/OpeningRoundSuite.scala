@@ -45,7 +45,7 @@ class OpeningRoundSuite extends AnyFunSuite with LocalKinesisServers with Shared
     try {
       val start = keys.map(_ -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap
       val opening = Prefetcher.run(FetchTaskSpec(source, requests(start), connection, fetch, None, None,
-        opening = true))
+          opening = true))
       assert(opening.map(c => c.key -> c.records).toMap == keys.map(_ -> Prefetcher.OpeningPageRecords.toLong).toMap)
       assert(opening.forall(!_.caughtUp), "a full opening page says more is waiting")
       // Read-ahead goes on alone: every record of every shard ends up buffered, with no round asking for it.
@@ -57,7 +57,7 @@ class OpeningRoundSuite extends AnyFunSuite with LocalKinesisServers with Shared
       }
       // The next round cuts everything that is left, from the buffers.
       val next = Prefetcher.run(FetchTaskSpec(source, requests(opening.map(c => c.key -> c.end).toMap), connection,
-        fetch, None, None))
+          fetch, None, None))
       assert(next.map(c => c.key -> c.records).toMap ==
         keys.map(_ -> (PerShard - Prefetcher.OpeningPageRecords).toLong).toMap)
     } finally ShardSessions.shared.retire(Seq(source))

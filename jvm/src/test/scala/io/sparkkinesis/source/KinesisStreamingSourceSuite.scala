@@ -142,8 +142,9 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     val batches = drain(stream, Files.createTempDirectory("kinesis-source").toString,
       Map("maxRecordsPerTrigger" -> "10000")).groupBy(_._1).toSeq.sortBy(_._1).map(_._2.size)
     assert(batches.sum == 50000, batches)
-    // Every batch but the one that empties the backlog reads at least 9,000 records.
-    assert(batches.dropRight(1).forall(_ >= 9000), batches)
+    // The opening round reads one short page per shard (reader.Prefetcher), so the first batch may be short; every
+    // later batch but the one that empties the backlog reads at least 9,000 records.
+    assert(batches.drop(1).dropRight(1).forall(_ >= 9000), batches)
     assert(batches.forall(_ <= 10000), batches)
   }
 
