@@ -105,9 +105,14 @@ private[sparkkinesis] final class ShardTracker(
           "(failOnDataLoss=false).")
         lostShards += 1
       }
-      val kept = KinesisSourceOffset(offset.shards -- gone.keys)
-      listed.keys.filterNot(offset.shards.contains)
-        .foldLeft(kept)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+      val added = listed.keys.filterNot(offset.shards.contains)
+      // Nothing gone and nothing new: the offset itself, its pinned first records with it. A copy without them
+      // would differ from Spark's start and make Spark run a batch with nothing in it.
+      if (gone.isEmpty && added.isEmpty) offset
+      else {
+        val kept = offset.copy(shards = offset.shards -- gone.keys, firsts = offset.firsts -- gone.keys)
+        added.foldLeft(kept)((o, k) => o.updated(k, ShardPosition.NotStarted(StartPosition.TrimHorizon)))
+      }
     }
 
   /** The shard's parents, by the last listing (none for a shard the stream was created with). */

@@ -128,6 +128,22 @@ class ShardTrackerSuite extends AnyFunSuite {
   private def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
   private val readTo5 = ShardPosition.After(RecordPosition("5", 0, lastInAggregate = true))
 
+  test("a listing that changes nothing keeps the offset as it is, its pinned first records with it") {
+    val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
+    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    // The end of a first batch from trim horizon: each shard's first record pinned (a replay reads from there).
+    val offset =
+      KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> readTo5), firsts = Map(key(0) -> "1", key(1) -> "2"))
+    val same = tracker.refresh(offset, System.currentTimeMillis(), force = true)
+    // A copy without the pins would differ from Spark's start and make Spark run a batch with nothing in it.
+    assert(same == offset && same.json() == offset.json())
+    // Shard 0 ended and left the listing; its child is new: the pins of the shards that stay are kept.
+    fake.shardsOf = Map("orders" -> Seq(shard(1), shard(2, Seq(0))))
+    val before = KinesisSourceOffset(Map(key(0) -> ShardPosition.Ended, key(1) -> readTo5), Map(key(1) -> "2"))
+    val changed = tracker.refresh(before, System.currentTimeMillis(), force = true)
+    assert(changed.shards.keySet == Set(key(1), key(2)) && changed.firsts == Map(key(1) -> "2"))
+  }
+
   test("a shard read to its end is dropped from the offset once retention removes it from the listing") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0, closed = true), shard(1, Seq(0)))), 1000)
     val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
