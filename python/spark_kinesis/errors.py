@@ -149,8 +149,8 @@ class KinesisSchemaRegistryError(KinesisError):
 
 
 class KinesisDecodeError(KinesisError, ValueError):
-    """A payload ``from_glue_schema_registry`` cannot decode (``mode=failfast``), or a value
-    ``to_glue_schema_registry`` cannot encode."""
+    """A payload ``from_glue_schema_registry`` cannot decode (``mode=failfast``), a value
+    ``to_glue_schema_registry`` cannot encode, or an item ``from_dynamodb_json`` cannot read into its schema."""
 
 
 _BY_CONDITION: Dict[str, Type[KinesisError]] = {
@@ -190,6 +190,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_SCHEMA_REGISTRY_ERROR": KinesisSchemaRegistryError,
     "KINESIS_SCHEMA_DECODE_FAILED": KinesisDecodeError,
     "KINESIS_SCHEMA_ENCODE_FAILED": KinesisDecodeError,
+    "KINESIS_DYNAMODB_JSON_UNREADABLE": KinesisDecodeError,
     # Raised by this package only, never by the JVM.
     "KINESIS_CONNECTOR_NOT_FOUND": KinesisConnectorNotFoundError,
     "KINESIS_VERSION_MISMATCH": KinesisVersionError,

@@ -16,17 +16,15 @@ See docs/schema-registry.md.
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from spark_kinesis._columns import ColumnOrName, by_name, classic, is_connect
 from spark_kinesis._validate import normalize
-from spark_kinesis.errors import translate_errors
 
 __all__ = ["from_glue_schema_registry", "to_glue_schema_registry"]
-
-ColumnOrName = Union[Column, str]
 
 _DECODE = "from_glue_schema_registry"
 _ENCODE = "to_glue_schema_registry"
@@ -37,38 +35,8 @@ def _options(options: Optional[Mapping[str, object]], keywords: Dict[str, object
     return normalize(pairs, "schemaregistry")
 
 
-def _is_connect(column: ColumnOrName) -> bool:
-    if isinstance(column, str):
-        from pyspark.sql.utils import is_remote
-
-        return bool(is_remote())
-    return type(column).__module__.startswith("pyspark.sql.connect")
-
-
-def _by_name(name: str, *arguments: Column) -> Column:
-    """The SQL function ``name`` (the session extension's), as Spark Connect calls it."""
-    return F.call_function(name, *arguments)
-
-
 def _options_map(options: Dict[str, str]) -> Column:
     return F.create_map(*[F.lit(part) for item in sorted(options.items()) for part in item])
-
-
-def _classic(method: str, column: ColumnOrName, *arguments: object) -> Column:
-    """``io.sparkkinesis.functions.<method>`` called in the session's JVM: the column is resolved there, at once."""
-    try:
-        from pyspark.sql.classic.column import Column as ClassicColumn, _to_java_column  # PySpark 4
-    except ImportError:  # PySpark 3.5
-        from pyspark.sql.column import Column as ClassicColumn, _to_java_column  # type: ignore[attr-defined,no-redef,assignment]
-    from pyspark import SparkContext
-
-    context = SparkContext._active_spark_context
-    if context is None:
-        raise RuntimeError(f"{method} needs an active Spark session; create it first")
-    functions = getattr(context._jvm, "io.sparkkinesis.functions")
-    with translate_errors():
-        java_column = getattr(functions, method)(_to_java_column(column), *arguments)
-    return ClassicColumn(java_column)
 
 
 def from_glue_schema_registry(data: ColumnOrName, options: Optional[Mapping[str, object]] = None,
@@ -88,10 +56,10 @@ def from_glue_schema_registry(data: ColumnOrName, options: Optional[Mapping[str,
     >>> decoded.select("order.*")  # doctest: +SKIP
     """
     settings = _options(options, keywords)
-    if _is_connect(data):
+    if is_connect(data):
         column = F.col(data) if isinstance(data, str) else data
-        return _by_name(_DECODE, column, _options_map(settings))
-    return _classic(_DECODE, data, settings)
+        return by_name(_DECODE, column, _options_map(settings))
+    return classic(_DECODE, data, settings)
 
 
 def to_glue_schema_registry(value: ColumnOrName, schema: Optional[str] = None,
@@ -109,8 +77,8 @@ def to_glue_schema_registry(value: ColumnOrName, schema: Optional[str] = None,
     ...     F.struct("id", "amount"), schema_name="orders", registry_name="shop").alias("data"))
     """
     settings = _options(options, keywords)
-    if _is_connect(value):
+    if is_connect(value):
         column = F.col(value) if isinstance(value, str) else value
-        return _by_name(_ENCODE, column, F.lit(schema) if schema is not None else F.lit(None).cast("string"),
+        return by_name(_ENCODE, column, F.lit(schema) if schema is not None else F.lit(None).cast("string"),
                         _options_map(settings))
-    return _classic(_ENCODE, value, schema, settings)
+    return classic(_ENCODE, value, schema, settings)

@@ -8,7 +8,8 @@ import org.apache.spark.sql.catalyst.rules.Rule
 
 /**
  * The connector's additions to Spark SQL: the table-valued function `read_kinesis` ([[ReadKinesis]]), the functions
- * `from_glue_schema_registry` and `to_glue_schema_registry` (docs/schema-registry.md), the parser wrapper that keeps
+ * `from_glue_schema_registry` and `to_glue_schema_registry` (docs/schema-registry.md) and `from_dynamodb_json`
+ * (docs/dynamodb-json.md), the parser wrapper that keeps
  * `read_kinesis`'s secret arguments out of plans ([[SecretArguments]]), and, where Spark has hint rules to run before
  * its own resolution (4.x), the rule that makes `STREAM read_kinesis(...)` a streaming read (Spark 4.2+ parses it).
  *
@@ -20,6 +21,7 @@ class KinesisSparkExtensions extends SparkSessionExtensionsProvider {
   override def apply(extensions: SparkSessionExtensions): Unit = if (KinesisSparkExtensions.firstFor(extensions)) {
     extensions.injectTableFunction(ReadKinesis.description)
     payload.registry.SchemaRegistryFunctions.all.foreach(extensions.injectFunction)
+    payload.dynamodb.DynamoDbFunctions.all.foreach(extensions.injectFunction)
     extensions.injectParser((_, parser) => SecretArguments.wrap(parser))
     val streaming: SparkSession => Rule[LogicalPlan] = session => new ReadKinesis.Streaming(session)
     // Looked up by name: Spark 3.5's extensions have no hint rules (and no STREAM before a function call).

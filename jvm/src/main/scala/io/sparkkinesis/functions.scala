@@ -1,9 +1,11 @@
 package io.sparkkinesis
 
 import org.apache.spark.sql.Column
+import org.apache.spark.sql.types.StructType
 
 import io.sparkkinesis.compat.CollectionConverters._
 import io.sparkkinesis.compat.Columns
+import io.sparkkinesis.payload.dynamodb.DynamoDbFunctions
 import io.sparkkinesis.payload.registry.SchemaRegistryFunctions
 
 /**
@@ -36,4 +38,15 @@ object functions {
   /** [[to_glue_schema_registry]] for Java (and Python). */
   def to_glue_schema_registry(value: Column, schema: String, options: java.util.Map[String, String]): Column =
     to_glue_schema_registry(value, schema, options.asScala.toMap)
+
+  /**
+   * Reads DynamoDB items in DynamoDB's typed JSON (strings such as `{"id": {"S": "a1"}, "total": {"N": "12.5"}}`)
+   * into a struct of `schema` (docs/dynamodb-json.md).
+   */
+  def from_dynamodb_json(item: Column, schema: StructType): Column =
+    Columns.of(DynamoDbFunctions.read(Columns.expression(item), schema))
+
+  /** [[from_dynamodb_json]] with the schema as a DDL string (`id STRING, total DECIMAL(12,2)`). */
+  def from_dynamodb_json(item: Column, schema: String): Column =
+    from_dynamodb_json(item, DynamoDbFunctions.parse(schema))
 }

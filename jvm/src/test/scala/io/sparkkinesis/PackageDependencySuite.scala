@@ -11,7 +11,8 @@ import org.scalatest.funsuite.AnyFunSuite
  * The connector's packages depend on each other in one direction only, and each lives on one side of the
  * driver/executor line (docs/design.md, "Packages"):
  * {{{
- *   either JVM:  errors, compat, runtime, wire <- config, payload.avro, payload.jsonschema, payload.protobuf <- aws
+ *   either JVM:  errors, compat, runtime, wire <- config, payload.avro, payload.jsonschema, payload.protobuf,
+ *                  payload.dynamodb <- aws
  *                  <- offsets, kpl, payload.registry, metrics <- fetching
  *   executors:   reader (the read's tasks), writer (the write's tasks)
  *   driver:      source (over reader), sink (over writer) <- (root)
@@ -143,7 +144,7 @@ object PackageDependencySuite {
   /** Lower ranks are lower layers; equal ranks are peers, which may not use each other. */
   val Rank: Map[String, Int] = Map(
     "errors" -> 0, "compat" -> 0, "runtime" -> 0, "wire" -> 0,
-    "config" -> 1, "payload.avro" -> 1, "payload.jsonschema" -> 1, "payload.protobuf" -> 1,
+    "config" -> 1, "payload.avro" -> 1, "payload.jsonschema" -> 1, "payload.protobuf" -> 1, "payload.dynamodb" -> 1,
     "aws" -> 2,
     "offsets" -> 3, "kpl" -> 3, "payload.registry" -> 3, "metrics" -> 3,
     "fetching" -> 4,

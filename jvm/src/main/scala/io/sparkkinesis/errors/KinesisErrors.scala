@@ -290,6 +290,11 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_SCHEMA_DECODE_FAILED",
       Map("position" -> position, "schemaVersionId" -> schemaVersionId, "problem" -> problem, "fix" -> fix))
 
+  /** An item `from_dynamodb_json` cannot read into its schema: `what` is the item or one of its attributes. */
+  def dynamoDbJsonUnreadable(position: String, what: String, problem: String): KinesisException =
+    new KinesisException("KINESIS_DYNAMODB_JSON_UNREADABLE",
+      Map("position" -> position, "what" -> what, "problem" -> problem))
+
   /** A value `to_glue_schema_registry` cannot encode with its schema. */
   def schemaEncodeFailed(position: String, schema: String, problem: String, fix: String): KinesisException =
     new KinesisException("KINESIS_SCHEMA_ENCODE_FAILED",
