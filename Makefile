@@ -56,7 +56,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-subrecords bench-scale soak clean publish-local
+.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-subrecords bench-side-by-side bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -325,9 +325,15 @@ bench-trickle: install-wheel servers bench-venv
 bench-subrecords: install-wheel servers bench-venv
 	$(PY) bench/source/subrecords.py $(SUBRECORDS_ARGS)
 
+# A query's fixed cost, side by side (issue 52): 4 shards x 100,000, 200 x 40,000 and 1,000 x 100,000 records drained
+# by the connector, a one-thread boto3 loop, Spark's own file source, and the awslabs connector when PEER_JAR names
+# its jar (docs/performance.md, "Side by side"); each in a fresh process, 3 rounds (about 25 minutes with the peer).
+bench-side-by-side: install-wheel servers bench-venv
+	$(PY) bench/source/side_by_side.py --plot $(if $(PEER_JAR),--peer-jar $(PEER_JAR)) $(SIDE_BY_SIDE_ARGS)
+
 # Draining 200 and 1,000 shards: the connector against a one-thread boto3 loop (about 15 minutes).
 bench-many-shards: install-wheel servers bench-venv
-	$(PY) bench/source/many_shards.py --plot $(MANY_SHARDS_ARGS)
+	$(PY) bench/source/side_by_side.py --shapes 200x40000,1000x100000 --contenders loop,connector --name source-many-shards --plot $(MANY_SHARDS_ARGS)
 
 # Decoding 1,000,000 Avro records: from_glue_schema_registry against Spark's from_avro (docs/performance.md, "Typed
 # payloads"); about 3 minutes.

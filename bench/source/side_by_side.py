@@ -11,14 +11,17 @@ fresh process (a cold JVM, as a scheduled job starts):
   query's end (query start included);
 * `awslabs`: the awslabs connector (built from its source, --peer-jar), the same query;
 * `files`: Spark's own file source reading the same number of 100 B lines from a local text file, the same query:
-  what Spark's query start and batches cost with no Kinesis in them.
+  what Spark's query start and batches cost with no Kinesis in them;
+* `jar`: this connector from another jar (--jar, an older build), the same query.
 
 Each connector run records Spark's progress phases (latestOffset, queryPlanning, addBatch, walCommit,
 commitOffsets) of every batch, the time from `start()` to the first batch's start and end, the Spark jobs and tasks
 it ran, and (for this connector) the time the session took to start.
 
     make bench-side-by-side PEER_JAR=path/to/spark-streaming-sql-kinesis-connector_2.13-2.1.0-SNAPSHOT.jar
-    .venv/bin/python bench/source/side_by_side.py --shapes 4x100000 --repeat 3 --contenders loop,connector
+    make bench-many-shards     # = side_by_side.py --shapes 200x40000,1000x100000 --contenders loop,connector
+    .venv/bin/python bench/source/side_by_side.py --shapes 4x100000 --repeat 3 --contenders loop,connector,jar \
+        --jar /path/old.jar
 """
 
 from __future__ import annotations
@@ -75,9 +78,10 @@ def query(spec: dict) -> dict:
     conf = {"spark.ui.showConsoleProgress": "false"}
     if kind == "awslabs":
         conf["spark.driver.extraJavaOptions"] = "-Daws.cborEnabled=false"
-    spark = spark_session(f"side-by-side-{kind}", conf, jars=spec.get("peerJar") if kind == "awslabs" else spec.get("jar"))
+    jars = {"awslabs": spec.get("peerJar"), "jar": spec.get("jar")}.get(kind)
+    spark = spark_session(f"side-by-side-{kind}", conf, jars=jars)
     session = time.monotonic() - began
-    if kind == "connector":
+    if kind in ("connector", "jar"):
         df = (spark.readStream.format("kinesis")
               .options(streamName=spec["stream"], endpointUrl=spec["endpoint"], initialPosition="trim_horizon",
                        **OPTIONS).load())
@@ -174,13 +178,17 @@ def main() -> None:
     parser.add_argument("--contenders", default="loop,connector,awslabs,files")
     parser.add_argument("--peer-jar", default=os.environ.get("PEER_JAR"),
                         help="the awslabs connector's jar, built from its source (without it, no awslabs runs)")
+    parser.add_argument("--jar", help="this connector's jar of another build (an older one), as the contender `jar`")
     parser.add_argument("--timeout", type=int, default=600, help="seconds a query may take")
-    parser.add_argument("--plot", action="store_true", help="write docs/img/source-side-by-side.png")
+    parser.add_argument("--plot", action="store_true", help="write docs/img/<--name>.png")
+    parser.add_argument("--name", default="source-side-by-side", help="the results' name (build/, docs/img/)")
     args = parser.parse_args()
     if args.child:
         child(json.loads(args.child))
         return
-    contenders = [c for c in args.contenders.split(",") if c != "awslabs" or args.peer_jar]
+    contenders = [c for c in args.contenders.split(",") if (c != "awslabs" or args.peer_jar) and (c != "jar" or args.jar)]
+    if args.jar and "jar" not in contenders:
+        contenders.append("jar")
     results = []
     with kinesalite() as (server, kinesis), tempfile.TemporaryDirectory() as files:
         for shape in args.shapes.split(","):
@@ -195,7 +203,7 @@ def main() -> None:
                 order = contenders[n % len(contenders):] + contenders[:n % len(contenders)]
                 for kind in order:
                     spec = {"kind": kind, "endpoint": server.endpoint, "stream": stream, "records": records,
-                            "timeout": args.timeout, "peerJar": args.peer_jar, "files": shape_files}
+                            "timeout": args.timeout, "peerJar": args.peer_jar, "files": shape_files, "jar": args.jar}
                     runs[kind].append(run(spec))
                     print(json.dumps({"shape": shape, "kind": kind, "seconds": round(runs[kind][-1]["seconds"], 2)}),
                           flush=True)
@@ -204,18 +212,20 @@ def main() -> None:
                 row["connectorOverLoop"] = round(row["loop"]["median"] / row["connector"]["median"], 2)
             if "awslabs" in runs and "connector" in runs:
                 row["connectorOverAwslabs"] = round(row["awslabs"]["median"] / row["connector"]["median"], 2)
+            if "files" in runs and "connector" in runs:
+                row["connectorOverFiles"] = round(row["files"]["median"] / row["connector"]["median"], 2)
             print(json.dumps({k: v for k, v in row.items() if k != "raw"}), flush=True)
             results.append(row)
             streams.delete_stream(kinesis, stream, timeout=600)
-    write_results("bench-side-by-side", {"shapes": results})
+    write_results(f"bench-{args.name}", {"shapes": results})
     if args.plot:
-        plot(results)
+        plot(results, args.name)
 
 
-def plot(results: list) -> None:
+def plot(results: list, name: str) -> None:
     """Seconds per contender and shape, the connector's bar split into its phases."""
     fig, ax = new_figure()
-    kinds = [k for k in ("loop", "connector", "awslabs", "files") if any(k in r for r in results)]
+    kinds = [k for k in ("loop", "connector", "jar", "awslabs", "files") if any(k in r for r in results)]
     width = 0.8 / len(kinds)
     for i, kind in enumerate(kinds):
         xs = [n + (i - (len(kinds) - 1) / 2) * width for n in range(len(results))]
@@ -224,7 +234,7 @@ def plot(results: list) -> None:
     ax.set_ylabel("seconds, median (fresh process)")
     ax.set_title("Draining a stream, side by side (kinesalite, local[2])")
     ax.legend()
-    save_figure(fig, "source-side-by-side")
+    save_figure(fig, name)
 
 
 if __name__ == "__main__":
