@@ -58,12 +58,20 @@ private[protobuf] object ProtoFiles {
     Set("any", "descriptor", "duration", "empty", "struct", "timestamp", "wrappers")
       .map(n => s"google/protobuf/$n.proto")
 
+  // Kotlin's companion object, through its static field: Scala 2.12 cannot tell `ProtoFile.Companion` the field from
+  // `ProtoFile.Companion` the class.
+  private val protoFiles =
+    classOf[ProtoFile].getField("Companion").get(null).asInstanceOf[ProtoFile.Companion]
+
+  /** Wire's file of a parsed one, as its linker takes it. */
+  private def linkable(element: ProtoFileElement): ProtoFile = protoFiles.get(element)
+
   /** The schema of `.proto` text; [[ProtobufConversionException]] naming the problem otherwise. */
   def read(text: String): ProtoSchema = {
     // A byte order mark is no part of the text (protoc reads past it too); nothing else is cut.
     val body = text.stripPrefix("\uFEFF")
     val element =
-      try WireParser.Companion.parse(Location.get(SchemaPath), body)
+      try new WireParser(Location.get(SchemaPath), body.toCharArray).readProtoFile()
       catch {
         case NonFatal(e) if String.valueOf(e.getMessage).contains("edition") =>
           throw new ProtobufConversionException("Protobuf editions ('edition = ...') are not supported: give the " +
@@ -75,7 +83,7 @@ private[protobuf] object ProtoFiles {
         if (!Carried(path) && !Declared.contains(path)) throw refusedImport(path, body)
     }
     val file =
-      try ProtoFile.Companion.get(withoutGroups(element))
+      try linkable(withoutGroups(element))
       catch {
         case NonFatal(e) => throw new ProtobufConversionException(s"it is not a valid .proto schema: ${brief(e)}", e)
       }
@@ -143,7 +151,7 @@ private[protobuf] object ProtoFiles {
       if (path == SchemaPath) file
       else
         Declared.get(path) match {
-          case Some(text) => ProtoFile.Companion.get(WireParser.Companion.parse(Location.get(path), text))
+          case Some(text) => linkable(new WireParser(Location.get(path), text.toCharArray).readProtoFile())
           case None => CoreLoader.INSTANCE.load(path)
         }
     def withErrors(errors: ErrorCollector): Loader = this
