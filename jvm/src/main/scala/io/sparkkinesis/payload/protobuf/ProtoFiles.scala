@@ -145,17 +145,35 @@ private[protobuf] object ProtoFiles {
     case _ => Nil
   }
 
-  /** Loads the schema's own file, the well-known files declared here, and Wire's own (descriptor.proto, ...). */
+  /**
+   * Loads the schema's own file, the well-known files declared here, and those wire-schema's jar carries
+   * (descriptor.proto, which the linker reads options with, and the well-known types), taken from that jar itself:
+   * Spark's own jars carry other versions of the same files at the same paths, which the class loader may find first.
+   */
   private final class FileLoader(file: ProtoFile) extends Loader {
     def load(path: String): ProtoFile =
       if (path == SchemaPath) file
       else
-        Declared.get(path) match {
+        Declared.get(path).orElse(ownCopy(path)) match {
           case Some(text) => linkable(new WireParser(Location.get(path), text.toCharArray).readProtoFile())
           case None => CoreLoader.INSTANCE.load(path)
         }
     def withErrors(errors: ErrorCollector): Loader = this
   }
+
+  private val ownCopies = new java.util.concurrent.ConcurrentHashMap[String, Option[String]]()
+
+  /** The text of `path` in the jar wire-schema's classes come from (the connector's, once assembled). */
+  private[protobuf] def ownCopy(path: String): Option[String] = ownCopies.computeIfAbsent(path,
+    p =>
+      try {
+        val jar = classOf[CoreLoader].getProtectionDomain.getCodeSource.getLocation
+        val connection = new java.net.URL(s"jar:$jar!/$p").openConnection()
+        connection.setUseCaches(false) // a cached JarFile would stay open, and be shared with the class loader's
+        val in = connection.getInputStream
+        try Some(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8))
+        finally in.close()
+      } catch { case NonFatal(_) => None })
 
   /** protoc's name of the entry message of map field `field`: `attribute_values` gives `AttributeValuesEntry`. */
   def entryName(field: String): String = {

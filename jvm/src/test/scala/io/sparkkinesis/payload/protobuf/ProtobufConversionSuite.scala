@@ -315,6 +315,9 @@ class ProtobufConversionSuite extends AnyFunSuite {
       |""".stripMargin
     val schema = ProtoSchema.parse(text)
     assert(schema.messages.map(_.fullName) === Seq("audit.Event", "audit.Event.AttrsEntry"))
+    // The well-known files come from wire-schema's own jar, not from another copy on Spark's class path.
+    assert(ProtoFiles.ownCopy("google/protobuf/timestamp.proto").exists(_.contains("message Timestamp")))
+    assert(ProtoFiles.ownCopy("google/protobuf/descriptor.proto").isDefined)
     val dt = ProtobufTypes.sparkType(schema, "Event")
     assert(dt("at").dataType === StructType(Seq(StructField("seconds", LongType, nullable = false),
         StructField("nanos", IntegerType, nullable = false))))
