@@ -462,6 +462,8 @@ def _cases():
     return rng, schemas
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 def test_google_writes_we_read_and_we_write_google_reads(spark):
     rng, schemas = _cases()
     texts = {}
