@@ -593,3 +593,75 @@ def test_what_is_refused_is_refused_by_name(spark, text, why):
         from_glue_schema_registry(F.col("data"), {"schemaDefinition": text, "dataFormat": "protobuf",
                                                   "framing": "none", "region": "us-east-1"})
     assert "[KINESIS_INVALID_SCHEMA]" in str(e.value) and why in str(e.value)
+
+
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory):
+    """moto's Glue, and a registry of this module's own."""
+    import boto3
+    from harness import moto
+
+    with moto.running(Path(tmp_path_factory.mktemp("moto-glue-proto"))) as endpoint:
+        client = boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+        registry = f"proto-ref-{os.getpid()}"
+        client.create_registry(RegistryName=registry)
+        yield endpoint, client, registry
+
+
+WKT_PROTO = """syntax = "proto3";
+package audit;
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/wrappers.proto";
+
+// As a producer's protoc compiles it; registered with its final newline, as AWS's serializers register text.
+message Event {
+  string id = 1;
+  google.protobuf.Timestamp occurred_at = 2;
+  google.protobuf.Int64Value amount = 3;
+  map<string, string> attrs = 4;
+}
+"""
+
+
+@pytest.mark.compat
+def test_a_registered_schema_with_well_known_types_both_ways_in_glue_frames(spark, glue):
+    """The text ends with a newline: the lookup by definition (moto compares it exactly) finds the version. Frames
+    with the 18-byte header and the message index, written by Google and read by the connector, and the other way."""
+    import uuid
+
+    from aws_schema_registry.codec import encode as frame
+
+    endpoint, client, registry = glue
+    name = f"events-{uuid.uuid4().hex[:8]}"
+    version = client.create_schema(RegistryId={"RegistryName": registry}, SchemaName=name, DataFormat="PROTOBUF",
+                                   Compatibility="BACKWARD", SchemaDefinition=WKT_PROTO)["SchemaVersionId"]
+    pool = compile_all({"audit_event.proto": WKT_PROTO})
+    Event = message_factory.GetMessageClass(pool.FindMessageTypeByName("audit.Event"))
+    events = []
+    for i in range(6):
+        e = Event(id=f"e{i}")
+        if i % 2:
+            e.occurred_at.seconds, e.occurred_at.nanos = 1_700_000_000 + i, i * 1000
+            e.amount.value = -(2 ** 63) if i == 3 else i
+        e.attrs["k"] = "😀" * i
+        events.append(e)
+    index = message_index(pool.FindFileByName("audit_event.proto"), "audit.Event")
+    df = spark.createDataFrame([(frame(varint(index) + e.SerializeToString(), uuid.UUID(version)),) for e in events],
+                               "data binary")
+    options = {"registryEndpointUrl": endpoint, "region": "us-east-1", "awsAccessKeyId": "local-test-key",
+               "awsSecretKey": "local-test-secret", "registryName": registry, "schemaName": name}
+    decoded = df.select(from_glue_schema_registry("data", options).alias("e"))
+    rows = sorted((r["e"].asDict(recursive=True) for r in decoded.collect()), key=lambda r: r["id"])
+    assert [_norm(r) for r in rows] == [expected(e) for e in events]
+
+    # Encoding with the definition given: the version is found by its exact text, final newline included.
+    written = decoded.select(to_glue_schema_registry("e", WKT_PROTO, dict(options, dataFormat="protobuf"))
+                             .alias("data")).collect()
+    back = []
+    for r in written:
+        payload = bytes(r["data"])
+        assert payload[:2] == b"\x03\x00" and uuid.UUID(bytes=payload[2:18]) == uuid.UUID(version)
+        assert payload[18:18 + len(varint(index))] == varint(index)
+        back.append(Event.FromString(payload[18 + len(varint(index)):]))
+    assert sorted(back, key=lambda e: e.id) == events
