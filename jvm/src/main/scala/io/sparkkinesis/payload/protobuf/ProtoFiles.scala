@@ -66,8 +66,23 @@ private[protobuf] object ProtoFiles {
   /** Wire's file of a parsed one, as its linker takes it. */
   private def linkable(element: ProtoFileElement): ProtoFile = protoFiles.get(element)
 
+  /** The schemas of the texts read last (immutable values), for the decoders and encoders of every task. */
+  private val recent = new java.util.LinkedHashMap[String, ProtoSchema](16, 0.75f, true) {
+    override protected def removeEldestEntry(eldest: java.util.Map.Entry[String, ProtoSchema]): Boolean = size > 64
+  }
+
   /** The schema of `.proto` text; [[ProtobufConversionException]] naming the problem otherwise. */
   def read(text: String): ProtoSchema = {
+    val known = recent.synchronized(recent.get(text))
+    if (known != null) known
+    else {
+      val schema = readNew(text)
+      recent.synchronized(recent.put(text, schema))
+      schema
+    }
+  }
+
+  private def readNew(text: String): ProtoSchema = {
     // A byte order mark is no part of the text (protoc reads past it too); nothing else is cut.
     val body = text.stripPrefix("\uFEFF")
     val element =
@@ -154,12 +169,20 @@ private[protobuf] object ProtoFiles {
     def load(path: String): ProtoFile =
       if (path == SchemaPath) file
       else
-        Declared.get(path).orElse(ownCopy(path)) match {
-          case Some(text) => linkable(new WireParser(Location.get(path), text.toCharArray).readProtoFile())
+        parsedCopy(path) match {
+          case Some(element) => linkable(element)
           case None => CoreLoader.INSTANCE.load(path)
         }
     def withErrors(errors: ErrorCollector): Loader = this
   }
+
+  // Parsed once per JVM: descriptor.proto alone is 58 KB of text, which the linker loads for every schema. Wire's
+  // parsed elements are immutable; the linker links a new ProtoFile made of them each time.
+  private val parsedCopies = new java.util.concurrent.ConcurrentHashMap[String, Option[ProtoFileElement]]()
+
+  private def parsedCopy(path: String): Option[ProtoFileElement] = parsedCopies.computeIfAbsent(path,
+    p =>
+      Declared.get(p).orElse(ownCopy(p)).map(text => new WireParser(Location.get(p), text.toCharArray).readProtoFile()))
 
   private val ownCopies = new java.util.concurrent.ConcurrentHashMap[String, Option[String]]()
 
