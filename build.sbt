@@ -82,6 +82,12 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     "software.amazon.awssdk" % "cloudwatch" % Versions.awsSdk,
     "software.amazon.awssdk" % "netty-nio-client" % Versions.awsSdk,
     "software.amazon.awssdk" % "url-connection-client" % Versions.awsSdk,
+    // `.proto` text (payload/protobuf/ProtoFiles): the parser and linker AWS's own Glue Schema Registry serde uses.
+    ("com.squareup.wire" % "wire-schema-jvm" % Versions.wire).excludeAll(
+      // Only Wire's code-generation profiles and its pruner reference these (jdeps); parsing and linking do not.
+      ExclusionRule("com.google.guava"), ExclusionRule("com.palantir.javapoet"), ExclusionRule("com.squareup",
+        "kotlinpoet-jvm"), ExclusionRule("org.jetbrains.kotlin", "kotlin-reflect")),
+    "com.squareup.wire" % "wire-runtime-jvm" % Versions.wire,
     "org.scalatest" %% "scalatest" % Versions.scalatest % Test
   ).map(_.excludeAll(
     // Spark provides logging; the SDK only needs the API at compile time.
@@ -197,7 +203,9 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
   // Everything the assembly bundles besides our own classes. The SDK's Jackson already lives under
   // software.amazon.awssdk.thirdparty, so it moves with the SDK. tests/test_packaging.py checks the result.
   assembly / assemblyShadeRules := Seq(
-    "software.amazon.awssdk.**", "software.amazon.eventstream.**", "io.netty.**", "org.reactivestreams.**"
+    "software.amazon.awssdk.**", "software.amazon.eventstream.**", "io.netty.**", "org.reactivestreams.**",
+    // Wire (payload/protobuf/ProtoFiles), with the Kotlin standard library and Okio it runs on.
+    "com.squareup.**", "kotlin.**", "okio.**", "org.jetbrains.annotations.**", "org.intellij.lang.annotations.**"
   ).map(p => ShadeRule.rename(p -> s"$shadePrefix.@0").inAll),
   assembly / assemblyMergeStrategy := AssemblyMerge.strategy(shadePrefix)
 )

@@ -8,6 +8,8 @@ object Versions {
    */
   val awsSdk = "2.57.8"
   val scalatest = "3.2.19"
+  /** Square's Wire: `com.squareup.wire:wire-schema-jvm` and `wire-runtime-jvm` read `.proto` text. */
+  val wire = "6.4.7"
 }
 
 /**

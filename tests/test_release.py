@@ -123,8 +123,20 @@ def missing_from_notice(notice: str, path: Path) -> list[str]:
     missing += sorted(n for n in named if not re.search(rf"^ {{2}}{re.escape(n)}, ", notice, re.MULTILINE))
     groups = {c.split(":")[0] for c in listed}
     missing += sorted(f"classes of package {p}" for p in packages
-                      if not any(p == g or p.startswith(g + ".") for g in groups))
+                      if not any(q == g or q.startswith(g + ".") for g in groups for q in (p, _group_of(p))))
     return missing
+
+
+# Packages whose Maven group is not their own name: the Kotlin standard library (org.jetbrains.kotlin), Okio
+# (com.squareup.okio) and JetBrains' annotations (org.jetbrains), which Wire brings (payload/protobuf).
+PACKAGE_GROUPS = {"kotlin": "org.jetbrains.kotlin", "okio": "com.squareup.okio", "org.intellij": "org.jetbrains"}
+
+
+def _group_of(package: str) -> str:
+    for prefix, group in PACKAGE_GROUPS.items():
+        if package == prefix or package.startswith(prefix + "."):
+            return group + package[len(prefix):]
+    return package
 
 
 @pytest.mark.parametrize("artifact", ARTIFACTS)

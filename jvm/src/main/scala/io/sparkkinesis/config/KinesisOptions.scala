@@ -265,7 +265,7 @@ private[sparkkinesis] object KinesisOptions {
     Scope.SchemaRegistry, V0_1,
     "Which version of `schemaName`: a version number, or `latest` (looked up once, when the query is analyzed).",
     Registry)
-  val SchemaDefinition: OptionSpec[String] = OptionSpec("schemaDefinition", Text, None, Scope.SchemaRegistry, V0_1,
+  val SchemaDefinition: OptionSpec[String] = OptionSpec("schemaDefinition", Verbatim, None, Scope.SchemaRegistry, V0_1,
     "A schema given in full instead of `schemaName` (an Avro schema's JSON, a JSON Schema, or `.proto` text, as " +
       "`dataFormat` says): the reader schema when decoding, the writer schema when encoding (with `schemaName` " +
       "too, the version of that schema with this definition).", Registry)

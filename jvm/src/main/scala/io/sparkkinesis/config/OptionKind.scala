@@ -23,6 +23,15 @@ private[sparkkinesis] object OptionKind {
     def parse(raw: String): Option[String] = Some(raw.trim).filter(_.nonEmpty)
   }
 
+  /**
+   * Text kept exactly as given, spaces and line ends included: a schema's text, which the Glue Schema Registry
+   * compares byte for byte when it looks a definition up. Blank text is no value.
+   */
+  case object Verbatim extends OptionKind[String]("string") {
+    def describe = "a non-empty string"
+    def parse(raw: String): Option[String] = Some(raw).filter(_.trim.nonEmpty)
+  }
+
   case object Bool extends OptionKind[Boolean]("boolean") {
     def describe = "true or false"
     def parse(raw: String): Option[Boolean] = raw.trim.toLowerCase(Locale.ROOT) match {

@@ -7,15 +7,19 @@ import io.sparkkinesis.wire.Wire
  * A Protobuf schema, a `.proto` file's messages and enums, as [[ProtoSchema.parse]] reads them from the text the
  * Glue Schema Registry holds. `messages` has every message of the file, nested ones and the entry message protoc
  * makes of each `map<K, V>` field (`Order.AttributesEntry` for `attributes`), sorted by full name: a message's
- * position there is the message index of Glue's Protobuf frame.
+ * position there is the message index of Glue's Protobuf frame. `imported` has the messages of imported files
+ * (`google.protobuf.Timestamp`) that the file's fields use: they have no message index. `enums` has the enums of
+ * the file and those of imported files its fields use.
  */
 private[sparkkinesis] final case class ProtoSchema(
     syntax: String,
     packageName: String,
     messages: IndexedSeq[Message],
-    enums: IndexedSeq[Enum]) {
+    enums: IndexedSeq[Enum],
+    imported: IndexedSeq[Message] = IndexedSeq.empty) {
 
   private val byFullName: Map[String, Int] = messages.indices.map(i => messages(i).fullName -> i).toMap
+  private val importedByName: Map[String, Message] = imported.map(m => m.fullName -> m).toMap
   private val enumsByName: Map[String, Enum] = enums.map(e => e.fullName -> e).toMap
 
   /**
@@ -36,8 +40,11 @@ private[sparkkinesis] final case class ProtoSchema(
           matching.map(messages(_).fullName).mkString(", ") + "; give the full name")
     })
 
-  /** The message of full name `fullName`, which a field's type names (so it exists). */
-  def messageNamed(fullName: String): Message = messages(byFullName(fullName))
+  /** The message of full name `fullName`, of the file or imported, which a field's type names (so it exists). */
+  def messageNamed(fullName: String): Message = byFullName.get(fullName) match {
+    case Some(i) => messages(i)
+    case None => importedByName(fullName)
+  }
 
   /** The enum of full name `fullName`, which a field's type names (so it exists). */
   def enumNamed(fullName: String): Enum = enumsByName(fullName)
@@ -46,13 +53,12 @@ private[sparkkinesis] final case class ProtoSchema(
 private[sparkkinesis] object ProtoSchema {
 
   /**
-   * Parses `.proto` text (proto2 or proto3): messages (nested), enums, fields with their labels, maps, oneofs;
-   * options other than `packed`, `reserved`, `extensions` and services are read past. Type names are resolved as
-   * protoc does. Throws [[ProtobufConversionException]], naming the line and element, on what it cannot read, on
-   * `import` (the Glue Schema Registry's Protobuf support has none), groups and extensions, unknown types and
-   * duplicate names or field numbers.
+   * Reads `.proto` text (proto2 or proto3) with Square's Wire, which parses and links it ([[ProtoFiles]]): messages
+   * (nested), enums, fields with their labels and defaults, maps (`map<K, V>`, or entry messages with
+   * `option map_entry = true`), oneofs, imports of Google's well-known types. Throws [[ProtobufConversionException]]
+   * naming the line and element on what it cannot read or refuses.
    */
-  def parse(text: String): ProtoSchema = new ProtoParser(text).parse()
+  def parse(text: String): ProtoSchema = ProtoFiles.read(text)
 
   /** How a field is labelled, which says whether it is repeated and whether an absent value is null. */
   sealed abstract class Label
@@ -84,16 +90,14 @@ private[sparkkinesis] object ProtoSchema {
   /** A `map<key, value>`: on the wire a repeated message `entry` with `key = 1` and `value = 2`. */
   final case class MapOf(key: Scalar, value: FieldType, entry: String) extends FieldType
 
-  /** A type name as written, before the parser resolves it (never in a parsed schema). */
-  private[protobuf] final case class Unresolved(name: String) extends FieldType
-
   /** The scalar types. */
   val ScalarTypes: Set[String] = Set("double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64",
     "fixed32", "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes")
 
   /**
-   * A field: `oneof` is the name of its oneof group or null, `packed` its `packed` option if set. `line` is where
-   * the file declares it, for messages.
+   * A field: `oneof` is the name of its oneof group or null, `packed` its `packed` option if set, `default` the
+   * proto2 `[default = ...]` as the `.proto` text gives it (strings and bytes unescaped). `line` is where the file
+   * declares it, for messages.
    */
   final case class Field(
       name: String,
@@ -102,7 +106,8 @@ private[sparkkinesis] object ProtoSchema {
       fieldType: FieldType,
       oneof: String,
       packed: Option[Boolean],
-      line: Int) {
+      line: Int,
+      default: Option[String] = None) {
     def repeated: Boolean = label == Repeated
   }
 
@@ -112,8 +117,11 @@ private[sparkkinesis] object ProtoSchema {
     def field(fieldName: String): Option[Field] = fields.find(_.name == fieldName)
   }
 
-  /** An enum, its values (name, number) as declared; the first is the default. */
-  final case class Enum(fullName: String, values: IndexedSeq[(String, Int)])
+  /**
+   * An enum, its values (name, number) as declared; the first is the default. A `closed` enum (one of a proto2
+   * file) takes no other number: protobuf reads a number it lacks as an unknown field, not as the field's value.
+   */
+  final case class Enum(fullName: String, values: IndexedSeq[(String, Int)], closed: Boolean = false)
 
   /** Whether values of `scalar` may be packed: all but strings and bytes (and enums, which are varints). */
   def packable(t: FieldType): Boolean = t match {

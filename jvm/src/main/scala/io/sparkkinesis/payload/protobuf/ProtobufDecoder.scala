@@ -18,9 +18,12 @@ import io.sparkkinesis.errors.FieldPath._
  * `ProtobufTypes.sparkType(reader, readerMessage)`: an `InternalRow`. The index must name, in `writer`, the message
  * of the reader message's full name. Fields are matched by number, as protobuf does: a field the reader does not
  * have is skipped, a field the record lacks takes its default (or null, or an empty array or map), a value with a
- * wire type the field cannot have is skipped as an unknown field would be, the last value of a field that is not
- * repeated wins (for sub-messages too: no merging), setting a oneof member clears the others, a repeated field
- * may come packed or not, and a map's last entry for a key wins.
+ * wire type the field cannot have is skipped as an unknown field would be, the last value of a scalar field that
+ * is not repeated wins, a message field that occurs more than once is merged (its occurrences read as one message,
+ * as protobuf merges them), setting a oneof member clears the others, a repeated field may come packed or not, a
+ * map's last entry for a key wins, a closed (proto2) enum's unknown number is an unknown field (skipped: the field
+ * keeps its default or earlier value; a map entry holding it is dropped) and an absent proto2 field with a
+ * `[default = ...]` reads as that default.
  *
  * The reading is planned once, here: per message, its fields' readers in an array indexed by field number, so no
  * record looks at the schema. Not thread-safe (one per task or thread): it reuses buffers for repeated fields
@@ -64,6 +67,11 @@ private[sparkkinesis] final class ProtobufDecoder(writer: ProtoSchema, reader: P
 
 private[sparkkinesis] object ProtobufDecoder {
 
+  /** What [[FieldPlan.read]] did: nothing (the caller skips the value), set the field, or read past the value. */
+  private final val NotRead = 0
+  private final val Stored = 1
+  private final val Skipped = 2
+
   /** Field numbers up to this are looked up in an array; a message with a larger one uses a hash map. */
   private val ArrayLookupLimit = 4096
 
@@ -102,11 +110,12 @@ private[sparkkinesis] object ProtobufDecoder {
         val number = (tag >>> 3).toInt
         val wireType = (tag & 7).toInt
         val slot = slotOf(number)
-        if (slot < 0 || !fields(slot).read(in, buf, wireType, values)) in.skip(number, wireType)
-        else if (siblings(slot) != null) {
+        val outcome = if (slot < 0) NotRead else fields(slot).read(in, buf, wireType, values)
+        if (outcome == NotRead) in.skip(number, wireType)
+        else if (outcome == Stored && siblings(slot) != null) {
           val others = siblings(slot)
           var j = 0
-          while (j < others.length) { values(others(j)) = null; j += 1 }
+          while (j < others.length) { values(others(j)) = null; fields(others(j)).reset(); j += 1 }
         }
       }
       i = 0
@@ -114,6 +123,9 @@ private[sparkkinesis] object ProtobufDecoder {
       new GenericInternalRow(values)
     }
   }
+
+  /** The slot of a message field read so far: its occurrences are merged once the message is read. */
+  private object Pending
 
   /** A growable buffer of values, reused between messages; [[take]] copies them out. */
   private final class Values {
@@ -143,7 +155,17 @@ private[sparkkinesis] object ProtobufDecoder {
     private val valueWire = wireType(valueType)
     private val readValue: Read = readerOf(schema, valueType, path)
     private val packable = f.repeated && ProtoSchema.packable(f.fieldType)
-    private val default: () => Any = if (nullable(f) || f.repeated) () => null else defaultOf(schema, f.fieldType)
+    private val default: () => Any = declaredDefault(schema, f, path).getOrElse(
+      if (nullable(f) || f.repeated) () => null else defaultOf(schema, f.fieldType))
+    // A message field that is not repeated: its occurrences (offsets into the buffer), merged when it is finished.
+    private val nested = valueType match {
+      case MessageRef(name) if !f.repeated => new MessagePlan(schema, schema.messageNamed(name), path)
+      case _ => null
+    }
+    private var starts = if (nested != null) new Array[Int](2) else null
+    private var ends = if (nested != null) new Array[Int](2) else null
+    private var occurrences = 0
+    private var occurrenceBuf: Array[Byte] = null
     private val isMap = f.fieldType.isInstanceOf[MapOf]
     private val items = if (f.repeated) new Values else null
     // A map: its entries' key and value readers and defaults, the keys seen (for the last entry to win).
@@ -159,26 +181,74 @@ private[sparkkinesis] object ProtobufDecoder {
     private val keys = if (isMap) new Values else null
     private val keyIndex = if (isMap) new java.util.HashMap[Any, Integer]() else null
 
-    def reset(): Unit = if (items != null) {
-      items.count = 0
-      if (isMap) { keys.count = 0; keyIndex.clear() }
+    def reset(): Unit = {
+      if (items != null) {
+        items.count = 0
+        if (isMap) { keys.count = 0; keyIndex.clear() }
+      }
+      occurrences = 0
+      occurrenceBuf = null
     }
 
-    /** Reads a value of the field whose tag had `wireType`; false (nothing read) for a wire type it cannot have. */
-    def read(in: WireReader, buf: Array[Byte], wireType: Int, values: Array[Any]): Boolean =
+    /**
+     * Reads a value of the field whose tag had `wireType`: [[NotRead]] for a wire type it cannot have, [[Skipped]]
+     * for a value that is an unknown field (a closed enum's unknown number), else [[Stored]].
+     */
+    def read(in: WireReader, buf: Array[Byte], wireType: Int, values: Array[Any]): Int =
       if (isMap) {
-        if (wireType != Wire.LengthDelimited) false
-        else { readEntry(in, buf); true }
+        if (wireType != Wire.LengthDelimited) NotRead
+        else { readEntry(in, buf); Stored }
       } else if (wireType == valueWire) {
-        if (items == null) values(slot) = readValue(in, buf) else items.add(readValue(in, buf))
-        true
+        if (nested != null) { occurrence(in, buf); values(slot) = Pending; Stored }
+        else {
+          val v = readValue(in, buf)
+          if (v.asInstanceOf[AnyRef] eq Unknown) Skipped
+          else {
+            if (items == null) values(slot) = v else items.add(v)
+            Stored
+          }
+        }
       } else if (packable && wireType == Wire.LengthDelimited) {
         val len = in.length()
         val packed = new WireReader(buf, in.position, in.position + len)
         in.advance(len)
-        while (packed.hasMore) items.add(readValue(packed, buf))
-        true
-      } else false
+        while (packed.hasMore) {
+          val v = readValue(packed, buf)
+          if (!(v.asInstanceOf[AnyRef] eq Unknown)) items.add(v)
+        }
+        Stored
+      } else NotRead
+
+    private def occurrence(in: WireReader, buf: Array[Byte]): Unit = {
+      val len = in.length()
+      if (occurrences == starts.length) {
+        starts = java.util.Arrays.copyOf(starts, occurrences * 2)
+        ends = java.util.Arrays.copyOf(ends, occurrences * 2)
+      }
+      starts(occurrences) = in.position
+      ends(occurrences) = in.position + len
+      occurrences += 1
+      occurrenceBuf = buf
+      in.advance(len)
+    }
+
+    /** The message of the field's occurrences: one, or their bytes joined, which protobuf reads as their merge. */
+    private def merged(): InternalRow =
+      if (occurrences == 1) nested.read(occurrenceBuf, starts(0), ends(0))
+      else {
+        var size = 0
+        var i = 0
+        while (i < occurrences) { size += ends(i) - starts(i); i += 1 }
+        val joined = new Array[Byte](size)
+        var at = 0
+        i = 0
+        while (i < occurrences) {
+          System.arraycopy(occurrenceBuf, starts(i), joined, at, ends(i) - starts(i))
+          at += ends(i) - starts(i)
+          i += 1
+        }
+        nested.read(joined, 0, size)
+      }
 
     private def readEntry(in: WireReader, buf: Array[Byte]): Unit = {
       val len = in.length()
@@ -193,6 +263,7 @@ private[sparkkinesis] object ProtobufDecoder {
         else if (n == 2 && w == mapValueWire) value = readMapValue(entry, buf)
         else entry.skip(n, w)
       }
+      if (value.asInstanceOf[AnyRef] eq Unknown) return // a closed enum's unknown number: the entry is unknown
       if (key == null) key = keyDefault()
       if (value == null) value = valueDefault()
       val seen = keyIndex.get(key)
@@ -204,6 +275,7 @@ private[sparkkinesis] object ProtobufDecoder {
     def finish(values: Array[Any]): Unit =
       if (isMap) values(slot) = new ArrayBasedMapData(keys.take(), items.take())
       else if (items != null) values(slot) = items.take()
+      else if (nested != null && values(slot) != null) values(slot) = merged()
       else if (values(slot) == null) {
         if (f.label == Required)
           throw new ProtobufConversionException(s"the required field '$path' (number $number) of Protobuf message " +

@@ -78,7 +78,6 @@ private[sparkkinesis] object ProtobufTypes {
       case MessageRef(n) => n
       case EnumRef(n) => n
       case MapOf(k, v, _) => s"map<${k.name}, ${describe(f.copy(fieldType = v, label = Optional))}>"
-      case Unresolved(n) => n
     }
     if (f.repeated && !f.fieldType.isInstanceOf[MapOf]) s"repeated $t" else t
   }

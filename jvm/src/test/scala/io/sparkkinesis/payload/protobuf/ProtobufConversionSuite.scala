@@ -192,9 +192,11 @@ class ProtobufConversionSuite extends AnyFunSuite {
   test("proto2: required and optional, unpacked by default, packed on request") {
     val dt = ProtobufTypes.sparkType(legacy, "Event")
     val body = "0A 01 65 18 01 18 02 22 02 03 04" // id "e", codes [1, 2] unpacked, packed_codes [3, 4] packed
-    val expected = row(str("e"), null, arr(1, 2), arr(3, 4), null, null)
+    // count is absent: it reads as its [default = 5], as protobuf's getters give it.
+    val expected = row(str("e"), 5, arr(1, 2), arr(3, 4), null, null)
     same(new ProtobufDecoder(legacy, legacy, "Event").decode(hex(s"00 $body"), 0, 12), expected, dt)
-    assert(hexOf(new ProtobufEncoder(dt, legacy, "Event").encode(expected)) === s"00 $body")
+    val absent = row(str("e"), null, arr(1, 2), arr(3, 4), null, null)
+    assert(hexOf(new ProtobufEncoder(dt, legacy, "Event").encode(absent)) === s"00 $body")
     val full = row(str("e"), 0, arr(), arr(), str("B"), row(str("n")))
     val bytes = new ProtobufEncoder(dt, legacy, "Event").encode(full)
     assert(hexOf(bytes) === "00 0A 01 65 10 00 28 02 32 03 0A 01 6E") // optional zero written: it is present
@@ -257,15 +259,21 @@ class ProtobufConversionSuite extends AnyFunSuite {
   }
 
   test("schema errors name the line and element") {
+    // Wire's messages name the place as schema.proto:line:column.
     val im = error(ProtoSchema.parse("syntax = \"proto3\";\nimport \"other.proto\";\nmessage A {}"))
-    assert(im.contains("line 2") && im.contains("'import' is not supported"))
+    assert(im.contains("line 2") && im.contains("import 'other.proto' is another file"))
+    val date = error(ProtoSchema.parse("syntax = \"proto3\";\nimport \"google/type/date.proto\";\nmessage A {}"))
+    assert(date.contains("line 2") && date.contains("'google/type/date.proto' is one of Google's common protos"))
     val unknown = error(ProtoSchema.parse("syntax = \"proto3\";\n/* two\nlines */ message A {\n  Missing m = 1;\n}"))
-    assert(unknown.contains("line 4") && unknown.contains("'Missing'") && unknown.contains("field 'm'"))
+    assert(unknown.contains("schema.proto:4:3") && unknown.contains("unable to resolve Missing") &&
+      unknown.contains("field m"))
     val label = error(ProtoSchema.parse("syntax = \"proto2\";\nmessage A { int32 x = 1; }"))
-    assert(label.contains("line 2") && label.contains("no label"))
+    assert(label.contains("schema.proto:2:13") && label.contains("unexpected label: int32"))
     val twice = error(ProtoSchema.parse("syntax = \"proto3\"; message A { int32 x = 1; string y = 1; }"))
-    assert(twice.contains("field number 1 is used twice in message A"))
+    assert(twice.contains("multiple fields share tag 1"))
     assert(error(ProtoSchema.parse("syntax = \"proto3\"; message A { int32 x = 1 }")).contains("expected ';'"))
+    val edition = error(ProtoSchema.parse("edition = \"2023\";\nmessage A { int32 x = 1; }"))
+    assert(edition.contains("Protobuf editions ('edition = ...') are not supported"))
     assert(error(shop.message("Nope")).contains("no message Nope"))
   }
 
@@ -289,6 +297,73 @@ class ProtobufConversionSuite extends AnyFunSuite {
     val both = StructType(Seq(StructField("card", StringType), StructField("transfer", StructType(Nil))))
     val oneof = error(new ProtobufEncoder(both, shop, "Order").encode(row(str("c"), row())))
     assert(oneof.contains("'card' and 'transfer'") && oneof.contains("oneof payment"))
+  }
+
+  test("Wire reads the schema: well-known imports, map_entry messages, package after a message, groups, extend") {
+    val text = """syntax = "proto3";
+      |import "google/protobuf/timestamp.proto";
+      |message Event {
+      |  google.protobuf.Timestamp at = 1;
+      |  repeated AttrsEntry attrs = 2;
+      |  message AttrsEntry {
+      |    option map_entry = true;
+      |    string key = 1;
+      |    int64 value = 2;
+      |  }
+      |}
+      |package audit;
+      |""".stripMargin
+    val schema = ProtoSchema.parse(text)
+    assert(schema.messages.map(_.fullName) === Seq("audit.Event", "audit.Event.AttrsEntry"))
+    // The well-known files come from wire-schema's own jar, not from another copy on Spark's class path.
+    assert(ProtoFiles.ownCopy("google/protobuf/timestamp.proto").exists(_.contains("message Timestamp")))
+    assert(ProtoFiles.ownCopy("google/protobuf/descriptor.proto").isDefined)
+    val dt = ProtobufTypes.sparkType(schema, "Event")
+    assert(dt("at").dataType === StructType(Seq(StructField("seconds", LongType, nullable = false),
+        StructField("nanos", IntegerType, nullable = false))))
+    assert(dt("attrs").dataType === MapType(StringType, LongType, valueContainsNull = false))
+    // at = {seconds: 5, nanos: 7}; attrs {"k": 9}
+    val body = hex("00 0A 04 08 05 10 07 12 05 0A 01 6B 10 09")
+    val value = row(row(5L, 7), map("k" -> 9L))
+    same(new ProtobufDecoder(schema, schema, "Event").decode(body, 0, body.length), value, dt)
+    assert(hexOf(new ProtobufEncoder(dt, schema, "Event").encode(value)) === hexOf(body))
+
+    // proto2: a group is read past (its message keeps index 1), an extension is no column.
+    val groups = ProtoSchema.parse("""syntax = "proto2";
+        |message A {
+        |  optional group G = 1 { optional int32 a = 1; }
+        |  optional int32 b = 2;
+        |  extensions 100 to 200;
+        |}
+        |extend A { optional int32 e = 100; }
+        |message B { optional int32 x = 1; }""".stripMargin)
+    assert(groups.messages.map(_.fullName) === Seq("A", "A.G", "B"))
+    assert(ProtobufTypes.sparkType(groups, "A").fieldNames.toSeq === Seq("b"))
+    val withGroup = hex("00 0B 08 01 0C 10 02 A0 06 03") // G {a: 1}, b: 2, e: 3
+    same(new ProtobufDecoder(groups, groups, "A").decode(withGroup, 0, withGroup.length), row(2),
+      ProtobufTypes.sparkType(groups, "A"))
+    assert(groups.indexOf("B") === 2)
+  }
+
+  test("closed enums: an unknown number is an unknown field; a message field that occurs twice is merged") {
+    val schema = ProtoSchema.parse("""syntax = "proto2";
+        |enum Kind { Z = 0; A = 1; B = 2; }
+        |message M {
+        |  optional Kind kind = 1 [default = B];
+        |  repeated Kind kinds = 2;
+        |  map<string, Kind> named = 3;
+        |  optional Inner inner = 4;
+        |}
+        |message Inner { optional int32 x = 1; optional int32 y = 2; repeated int32 z = 3; }""".stripMargin)
+    val dt = ProtobufTypes.sparkType(schema, "M")
+    // kind 7 (unknown: the default B stays), kinds [1, 9, 2] (9 dropped), named {"a": 9} (dropped), {"b": 1}
+    val body = hex("01 08 07 10 01 10 09 10 02 1A 05 0A 01 61 10 09 1A 05 0A 01 62 10 01")
+    same(new ProtobufDecoder(schema, schema, "M").decode(body, 0, body.length),
+      row(str("B"), arr(str("A"), str("B")), map("b" -> str("A")), null), dt)
+    // inner {x: 1, z: [1]} then inner {y: 2, z: [2]}: one Inner {x: 1, y: 2, z: [1, 2]}
+    val twice = hex("01 22 04 08 01 18 01 22 04 10 02 18 02")
+    same(new ProtobufDecoder(schema, schema, "M").decode(twice, 0, twice.length),
+      row(str("B"), arr(), map(), row(1, 2, arr(1, 2))), dt)
   }
 
   test("malformed bytes throw, naming the message") {

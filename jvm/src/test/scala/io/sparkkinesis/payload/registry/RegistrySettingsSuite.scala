@@ -25,6 +25,14 @@ class RegistrySettingsSuite extends AnyFunSuite {
     assert(s.framed && !s.permissive && !s.compress && s.errorField == "_error")
   }
 
+  test("schemaDefinition is kept as given: the registry compares the text byte for byte") {
+    val proto = "syntax = \"proto3\";\nmessage A { int32 x = 1; }\n"
+    assert(RegistrySettings.parse(base ++ Map("schemaDefinition" -> proto, "dataFormat" -> "protobuf")).definition
+        .contains(proto))
+    assertMentions(intercept[KinesisOptionException](RegistrySettings.parse(base + ("schemaDefinition" -> " \n"))),
+      "schemaDefinition")
+  }
+
   test("errors name the option and what to do") {
     def error(options: Map[String, String]) = intercept[KinesisOptionException](RegistrySettings.parse(base ++ options))
     assertMentions(error(Map.empty), "[KINESIS_MISSING_OPTION]", "schemaName", "schemaDefinition")
