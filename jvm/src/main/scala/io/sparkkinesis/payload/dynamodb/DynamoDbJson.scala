@@ -99,7 +99,7 @@ private[sparkkinesis] final class DynamoDbJson(schema: StructType) {
 
   private def typedValue(typed: JsonNode, path: String): (String, JsonNode) = {
     if (!typed.isObject || typed.size() != 1)
-      throw Unreadable(path, s"it is ${kindOf(typed)}, not a typed value such as {\"S\": \"text\"} or {\"N\": \"1\"}")
+      throw Unreadable(path, s"""it is ${kindOf(typed)}, not a typed value such as {"S": "text"} or {"N": "1"}""")
     val entry = typed.properties().iterator().next()
     if (!Types.contains(entry.getKey))
       throw Unreadable(path, s"'${entry.getKey}' is not a DynamoDB type (${Types.mkString(", ")})")
