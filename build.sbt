@@ -90,6 +90,10 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     ExclusionRule("software.amazon.awssdk", "apache-client"),
     ExclusionRule("software.amazon.awssdk", "apache5-client")
   )),
+  // The reference JSON Schema validator, for the tests only: it needs Jackson 3 and Java 17, which the jars cannot
+  // bundle within their budget (docs/schema-registry.md, "Decisions").
+  libraryDependencies += ("com.networknt" % "json-schema-validator" % Versions.jsonSchemaValidator % Test)
+    .excludeAll(ExclusionRule("org.slf4j")),
   // Every AWS SDK module at the one release of its BOM (project/Versions.scala): none pulled in at another version.
   update := {
     val report = update.value

@@ -199,8 +199,9 @@ private[sparkkinesis] object JsonSchemaTypes {
     case "object" => objectKind(node, root, path, refs)
     case "array" =>
       val itemsNode = node.get("items")
+      // A tuple's items are checked as the whole array is (their schemas depend on their place), not one by one.
       if (itemsNode == null || itemsNode.isArray || node.has("prefixItems"))
-        ArrayKind(Shape(RawKind, nullable = true, s"$path/items", itemsNode))
+        ArrayKind(Shape(RawKind, nullable = true, s"$path/items", null))
       else ArrayKind(shapeAt(itemsNode, root, s"$path/items", refs))
     case other => throw fail(s"the type '$other' at $path/type is not a JSON Schema type")
   }
@@ -230,5 +231,5 @@ private[sparkkinesis] object JsonSchemaTypes {
 }
 
 /** A JSON Schema or value that does not fit Spark's types, or the reverse; the message names the JSON pointer path. */
-private[sparkkinesis] final class JsonSchemaConversionException(message: String, cause: Throwable = null)
+private[sparkkinesis] class JsonSchemaConversionException(message: String, cause: Throwable = null)
   extends RuntimeException(message, cause)

@@ -18,6 +18,7 @@ import io.sparkkinesis.payload.protobuf.{
 }
 import io.sparkkinesis.payload.jsonschema.{
   JsonSchemaConversionException,
+  JsonSchemaUnsupported,
   JsonSchemaDecoder,
   JsonSchemaEncoder,
   JsonSchemaTypes
@@ -110,7 +111,11 @@ private[sparkkinesis] object PayloadFormat {
       try {
         val e = new JsonSchemaEncoder(valueType, definition)
         value => e.encode(value)
-      } catch { case e: JsonSchemaConversionException => throw misfit(what, valueType, e.getMessage) }
+      } catch {
+        // A keyword the encoder cannot enforce: refused by name, with what to do, rather than skipped.
+        case e: JsonSchemaUnsupported => throw KinesisErrors.invalidSchema(what, e.problem, e.fix)
+        case e: JsonSchemaConversionException => throw misfit(what, valueType, e.getMessage)
+      }
   }
 
   /**
