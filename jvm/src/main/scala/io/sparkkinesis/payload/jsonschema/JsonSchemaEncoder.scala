@@ -9,6 +9,7 @@ import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.core.{JsonEncoding, JsonFactory, JsonGenerator, JsonParser}
 import com.fasterxml.jackson.databind.{DeserializationFeature, JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.NullNode
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.types._
@@ -81,11 +82,13 @@ private[sparkkinesis] object JsonSchemaEncoder {
     val typed = valueWriter(dt, shape, factory)
     if (JsonSchemaCheck.needsWholeValue(shape.node) ||
       (shape.kind == RawKind && JsonSchemaCheck.constrains(shape.node))) wholeValueChecked(typed, shape, factory)
-    else
+    else {
+      val rules = new JsonSchemaRules(shape)
       (g, v) =>
         if (v != null) typed(g, v)
-        else if (shape.nullable) g.writeNull()
+        else if (shape.nullable) { if (shape.nullByPair) pairNull(shape, factory) else rules.nullValue(); g.writeNull() }
         else throw fail(s"null at ${shape.path}, where the schema allows no null")
+    }
   }
 
   /**
@@ -96,16 +99,32 @@ private[sparkkinesis] object JsonSchemaEncoder {
     val aside = new ByteArrayOutputStream(128)
     (g, v) => {
       if (v == null && !shape.nullable) throw fail(s"null at ${shape.path}, where the schema allows no null")
+      if (v == null && shape.nullByPair) { pairNull(shape, plan); g.writeNull() }
+      else {
       aside.reset()
       val side = plan.factory.createGenerator(aside, JsonEncoding.UTF8)
       if (v == null) side.writeNull() else w(side, v)
       side.close()
       val text = aside.toByteArray
-      val problem = JsonSchemaCheck.check(mapper.readTree(text), shape.node, plan.root, shape.path)
+      val tree = mapper.readTree(text)
+      // A JSON null (text "null" where the schema falls back to text) is the null branch's, when there is one.
+      val problem =
+        if (tree.isNull && shape.nullByPair) { pairNull(shape, plan); null }
+        else JsonSchemaCheck.check(tree, shape.node, plan.root, shape.path)
       if (problem != null) throw fail(problem)
       g.writeRawValue(new String(text, StandardCharsets.UTF_8))
+      }
     }
   }
+
+  /**
+   * Checks a null where `shape` is one branch of a pair with `{"type": "null"}`: always valid under `anyOf`; under
+   * `oneOf` only when the other branch does not allow null as well (then null fits two branches, not one).
+   */
+  private def pairNull(shape: Shape, plan: Plan): Unit =
+    if (shape.pair == "oneOf" && JsonSchemaCheck.check(NullNode.getInstance, shape.node, plan.root, shape.path) == null)
+      throw fail(s"null at ${shape.path.substring(0, shape.path.lastIndexOf('/'))} fits both schemas of the oneOf, " +
+        "not exactly one")
 
   /** Writes a value that is not null. */
   private def valueWriter(dt: DataType, shape: Shape, factory: Plan): Write = {

@@ -77,6 +77,10 @@ private[jsonschema] final class JsonSchemaRules(shape: Shape) {
   def formatted(s: String): Unit = if (allowed.nonEmpty || minLength >= 0 || maxLength >= 0 || pattern.isDefined)
     string(UTF8String.fromString(s))
 
+  /** Checks a null against enum and const. */
+  def nullValue(): Unit =
+    if (allowed.nonEmpty && !allowed.exists(_.isNull)) throw broken("null", s"$rule [$list]")
+
   /** Checks a boolean against enum and const. */
   def boolean(b: Boolean): Unit =
     if (allowed.nonEmpty && !booleans.contains(b)) throw broken(b, s"$rule [$list]")

@@ -35,8 +35,19 @@ private[sparkkinesis] object JsonSchemaTypes {
    */
   def sparkType(definition: String): DataType = shapeOf(definition).dataType
 
-  /** What a schema's values are, with the schema node (for its rules) and its path. */
-  private[jsonschema] final case class Shape(kind: Kind, nullable: Boolean, path: String, node: JsonNode) {
+  /**
+   * What a schema's values are, with the schema node (for its rules) and its path. `pair`: `oneOf` or `anyOf` when
+   * `node` is one branch of such a pair with `{"type": "null"}` (which allows null, not `node`), else null.
+   */
+  private[jsonschema] final case class Shape(
+      kind: Kind,
+      nullable: Boolean,
+      path: String,
+      node: JsonNode,
+      pair: String = null) {
+
+    /** Whether null is allowed by the other branch of a pair with `{"type": "null"}`, not by `node`. */
+    def nullByPair: Boolean = pair != null
     def dataType: DataType = kind match {
       case StringKind | RawKind => StringType
       case DateKind => DateType
@@ -130,7 +141,7 @@ private[sparkkinesis] object JsonSchemaTypes {
       combinator match {
         case Some(c @ ("oneOf" | "anyOf")) if nullPair(node.get(c)) >= 0 =>
           val i = nullPair(node.get(c))
-          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true)
+          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true, pair = c)
         case Some(_) => Shape(RawKind, nullable = true, path, node)
         case None => typed(node, root, path, refs)
       }
