@@ -149,7 +149,7 @@ object JsonSchemaReferenceSuite {
   /** Schema and value generator of one document. */
   final class Gen(rnd: Random, draft: String) {
     private val defs = scala.collection.mutable.LinkedHashMap[String, (String, String)]()
-    private val defsKey = if (draft == Draft2020) "$defs" else "definitions"
+    private val defsKey = if (draft == Draft2020) s"$$defs" else "definitions"
 
     def document(body: String, stripped: Boolean = false): String = {
       val d = if (defs.isEmpty) "" else
