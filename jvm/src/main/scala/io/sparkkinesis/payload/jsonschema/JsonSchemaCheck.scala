@@ -166,6 +166,18 @@ private[jsonschema] object JsonSchemaCheck {
    */
   def audit(node: JsonNode, root: JsonNode, path: String, seen: collection.mutable.Set[String]): Unit =
     if (node != null && node.isObject) {
+      // Where the typed writers read another node in this one's place, its other keywords would go unchecked.
+      def besides(keyword: String): Seq[String] =
+        node.properties.asScala.map(_.getKey).filter(k => k != keyword && Known.contains(k)).toSeq
+      if (node.has("$ref") && modern(root) && besides("$ref").nonEmpty)
+        throw new JsonSchemaUnsupported(s"the keywords ${besides("$ref").mkString(", ")} beside the $$ref at $path " +
+          "are not enforced when values are written",
+          "Write them with the $ref in an allOf: {\"allOf\": [{\"$ref\": ...}, {...}]}")
+      Seq("oneOf", "anyOf").find(c => node.has(c) && JsonSchemaTypes.nullPair(node.get(c)) >= 0).foreach { c =>
+        if (besides(c).nonEmpty)
+          throw new JsonSchemaUnsupported(s"the keywords ${besides(c).mkString(", ")} beside the $c of a schema and " +
+            s"null at $path are not enforced when values are written", s"Move them into the $c's schema that is not null")
+      }
       node.properties.asScala.foreach { e =>
         val (key, value) = (e.getKey, e.getValue)
         val at = s"$path/${key.replace("~", "~0").replace("/", "~1")}"
@@ -193,6 +205,11 @@ private[jsonschema] object JsonSchemaCheck {
         }
       }
     }
+
+  /** The keywords that assert or apply, in any draft: those the typed writers check, the others and the refused. */
+  private val Known: Set[String] = Set("type", "enum", "const", "multipleOf", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "minLength", "maxLength", "pattern", "format", "items", "minItems", "maxItems", "properties",
+    "required", "additionalProperties", "$ref") ++ NeedWholeValue ++ Refused.keySet
 
   private val CheckedFormats =
     Seq("date", "time", "date-time", "uuid", "ipv4", "ipv6", "hostname", "email", "json-pointer", "regex")

@@ -148,7 +148,7 @@ private[sparkkinesis] object JsonSchemaTypes {
     }
 
   /** The index of the other schema when `branches` is a schema and `{"type": "null"}`, else -1. */
-  private def nullPair(branches: JsonNode): Int = {
+  private[jsonschema] def nullPair(branches: JsonNode): Int = {
     def isNull(n: JsonNode) = n.isObject && n.path("type").isTextual && n.get("type").textValue == "null"
     if (!branches.isArray || branches.size != 2) -1
     else if (isNull(branches.get(0)) && !isNull(branches.get(1))) 1

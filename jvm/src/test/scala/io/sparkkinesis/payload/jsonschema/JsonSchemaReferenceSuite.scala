@@ -80,7 +80,11 @@ class JsonSchemaReferenceSuite extends AnyFunSuite {
       """{"type": "string", "format": "uri"}""" -> "format 'uri'",
       """{"type": "string", "pattern": "(unclosed"}""" -> "pattern '(unclosed'",
       """{"$defs": {"n": {"$dynamicRef": "#n"}}, "type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}}""" ->
-        "$dynamicRef")
+        "$dynamicRef",
+      """{"$defs": {"s": {"type": "string"}}, "type": "object", "properties": {"a": {"$ref": "#/$defs/s",
+        |"maxLength": 2}}}""".stripMargin -> "maxLength beside the $ref",
+      """{"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}, {"type": "null"}], "minLength": 1}}}""" ->
+        "minLength beside the oneOf")
     for ((schema, keyword) <- cases) {
       val dt = JsonSchemaTypes.sparkType(schema)
       val e = intercept[JsonSchemaUnsupported](new JsonSchemaEncoder(dt, schema))
@@ -89,6 +93,12 @@ class JsonSchemaReferenceSuite extends AnyFunSuite {
       // The decoder reads such schemas: it checks nothing, it reads.
       new JsonSchemaDecoder(schema)
     }
+    // Beside a $ref, draft-07 ignores the other keywords, as the validator does: the schema is not refused.
+    val draft7 = """{"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"s": {"type": "string"}},
+      |"type": "object", "properties": {"a": {"$ref": "#/definitions/s", "maxLength": 2}}}""".stripMargin
+    val written = new JsonSchemaEncoder(JsonSchemaTypes.sparkType(draft7), draft7)
+      .encode(new GenericInternalRow(Array[Any](UTF8String.fromString("long text"))))
+    assert(referenceErrors(draft7, new String(written, UTF_8)).isEmpty)
     // A $ref outside the document was refused before: the type itself is unknown.
     val outside = """{"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}}"""
     assert(intercept[JsonSchemaConversionException](JsonSchemaTypes.sparkType(outside)).getMessage
