@@ -91,7 +91,7 @@ private[jsonschema] object JsonSchemaCheck {
       val parts = s.split("\\.", -1)
       parts.length == 4 && parts.forall(p =>
         p.nonEmpty && p.length <= 3 && p.forall(c => c >= '0' && c <= '9') && (p.length == 1 || p(0) != '0') &&
-        p.toInt <= 255)
+          p.toInt <= 255)
     }
 
     def ipv6(s: String): Boolean = {
@@ -149,8 +149,9 @@ private[jsonschema] object JsonSchemaCheck {
     try Pattern.compile(regex)
     catch {
       case e: PatternSyntaxException =>
-        throw new JsonSchemaUnsupported(s"the pattern '${clip(regex)}' at $path is not a regular expression Java " +
-          s"reads (${e.getDescription})", "Write the pattern in the syntax ECMA-262 and Java share")
+        throw new JsonSchemaUnsupported(
+          s"the pattern '${clip(regex)}' at $path is not a regular expression Java " +
+            s"reads (${e.getDescription})", "Write the pattern in the syntax ECMA-262 and Java share")
     }
 
   /** Whether `node` (a schema) is `draft` 2019-09 or later by its root's `$schema`; without one, 2020-12. */
@@ -170,23 +171,28 @@ private[jsonschema] object JsonSchemaCheck {
       def besides(keyword: String): Seq[String] =
         node.properties.asScala.map(_.getKey).filter(k => k != keyword && Known.contains(k)).toSeq
       if (node.has("$ref") && modern(root) && besides("$ref").nonEmpty)
-        throw new JsonSchemaUnsupported(s"the keywords ${besides("$ref").mkString(", ")} beside the $$ref at $path " +
-          "are not enforced when values are written",
+        throw new JsonSchemaUnsupported(
+          s"the keywords ${besides("$ref").mkString(", ")} beside the $$ref at $path " +
+            "are not enforced when values are written",
           "Write them with the $ref in an allOf: {\"allOf\": [{\"$ref\": ...}, {...}]}")
       Seq("oneOf", "anyOf").find(c => node.has(c) && JsonSchemaTypes.nullPair(node.get(c)) >= 0).foreach { c =>
         if (besides(c).nonEmpty)
-          throw new JsonSchemaUnsupported(s"the keywords ${besides(c).mkString(", ")} beside the $c of a schema and " +
-            s"null at $path are not enforced when values are written", s"Move them into the $c's schema that is not null")
+          throw new JsonSchemaUnsupported(
+            s"the keywords ${besides(c).mkString(", ")} beside the $c of a schema and " +
+              s"null at $path are not enforced when values are written",
+            s"Move them into the $c's schema that is not null")
       }
       node.properties.asScala.foreach { e =>
         val (key, value) = (e.getKey, e.getValue)
         val at = s"$path/${key.replace("~", "~0").replace("/", "~1")}"
-        Refused.get(key).foreach(fix => throw new JsonSchemaUnsupported(
-          s"the keyword '$key' at $at is not enforced when values are written", fix))
+        Refused.get(key).foreach(fix =>
+          throw new JsonSchemaUnsupported(
+            s"the keyword '$key' at $at is not enforced when values are written", fix))
         key match {
           case "format" if value.isTextual && Formats.Unchecked.contains(value.textValue) =>
-            throw new JsonSchemaUnsupported(s"the format '${value.textValue}' at $at is not checked when values " +
-              s"are written (checked: ${CheckedFormats.mkString(", ")})",
+            throw new JsonSchemaUnsupported(
+              s"the format '${value.textValue}' at $at is not checked when values " +
+                s"are written (checked: ${CheckedFormats.mkString(", ")})",
               "Remove the format, or check the value with a pattern instead")
           case "pattern" if value.isTextual => compilePattern(value.textValue, at)
           case "$ref" if value.isTextual =>
@@ -307,7 +313,8 @@ private[jsonschema] object JsonSchemaCheck {
     private def valuesCheck(value: JsonNode, schema: JsonNode, path: String): String = {
       val e = schema.get("enum")
       val c = schema.get("const")
-      if (e != null && e.isArray && !(0 until e.size).exists(i => same(value, e.get(i)))) broken(value, path, s"enum $e")
+      if (e != null && e.isArray && !(0 until e.size).exists(i => same(value, e.get(i))))
+        broken(value, path, s"enum $e")
       else if (c != null && !same(value, c)) broken(value, path, s"const $c")
       else null
     }
@@ -421,7 +428,7 @@ private[jsonschema] object JsonSchemaCheck {
             (0 until e.getValue.size).map(i => e.getValue.get(i).asText).find(r => !value.has(r))
               .map(r => s"the property '$r' is missing at $path, required when '${e.getKey}' is there")).headOption
             .orElse(ds.filter(e => value.has(e.getKey)).iterator
-              .map(e => check(value, e.getValue, s"$path/dependentSchemas/${e.getKey}")).find(_ != null))
+                .map(e => check(value, e.getValue, s"$path/dependentSchemas/${e.getKey}")).find(_ != null))
             .orNull
         }
         if (propertyProblem != null) propertyProblem

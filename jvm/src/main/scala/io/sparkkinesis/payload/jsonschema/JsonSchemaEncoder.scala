@@ -27,9 +27,11 @@ import JsonSchemaTypes._
  * written as plain JSON.
  *
  * The writing is planned once, here, which checks that the types fit: a [[JsonSchemaConversionException]] names the
- * first path that does not. Per value it checks the schema's cheap rules, as AWS's serializer validates on write:
- * `required`, `enum` and `const`, `minLength`/`maxLength`, `minimum`/`maximum` and their exclusive forms (not
- * `pattern`, `format`, `minItems` and the rest). A value that breaks one throws, naming the path and the rule.
+ * first path that does not, and refuses the keywords it cannot enforce ([[JsonSchemaUnsupported]], naming them).
+ * Per value it checks the schema's keywords, as AWS's serializer validates on write: most as it writes
+ * ([[JsonSchemaRules]]), those that need the whole value (`oneOf`, `uniqueItems`, tuples, ...) on the value as
+ * written, before it is copied out ([[JsonSchemaCheck]]). A value that breaks one throws, naming the path and the
+ * rule.
  * Not thread-safe (one per task or thread): it reuses its buffer between calls.
  */
 private[sparkkinesis] final class JsonSchemaEncoder(sparkType: DataType, definition: String) {
@@ -84,9 +86,10 @@ private[sparkkinesis] object JsonSchemaEncoder {
       (shape.kind == RawKind && JsonSchemaCheck.constrains(shape.node))) wholeValueChecked(typed, shape, factory)
     else {
       val rules = new JsonSchemaRules(shape)
+      val checkNull: () => Unit = if (shape.nullByPair) pairNull(shape, factory) else () => rules.nullValue()
       (g, v) =>
         if (v != null) typed(g, v)
-        else if (shape.nullable) { if (shape.nullByPair) pairNull(shape, factory) else rules.nullValue(); g.writeNull() }
+        else if (shape.nullable) { checkNull(); g.writeNull() }
         else throw fail(s"null at ${shape.path}, where the schema allows no null")
     }
   }
@@ -97,34 +100,39 @@ private[sparkkinesis] object JsonSchemaEncoder {
    */
   private def wholeValueChecked(w: Write, shape: Shape, plan: Plan): Write = {
     val aside = new ByteArrayOutputStream(128)
+    val checkPairNull = if (shape.nullByPair) pairNull(shape, plan) else () => ()
     (g, v) => {
       if (v == null && !shape.nullable) throw fail(s"null at ${shape.path}, where the schema allows no null")
-      if (v == null && shape.nullByPair) { pairNull(shape, plan); g.writeNull() }
+      if (v == null && shape.nullByPair) { checkPairNull(); g.writeNull() }
       else {
-      aside.reset()
-      val side = plan.factory.createGenerator(aside, JsonEncoding.UTF8)
-      if (v == null) side.writeNull() else w(side, v)
-      side.close()
-      val text = aside.toByteArray
-      val tree = mapper.readTree(text)
-      // A JSON null (text "null" where the schema falls back to text) is the null branch's, when there is one.
-      val problem =
-        if (tree.isNull && shape.nullByPair) { pairNull(shape, plan); null }
-        else JsonSchemaCheck.check(tree, shape.node, plan.root, shape.path)
-      if (problem != null) throw fail(problem)
-      g.writeRawValue(new String(text, StandardCharsets.UTF_8))
+        aside.reset()
+        val side = plan.factory.createGenerator(aside, JsonEncoding.UTF8)
+        if (v == null) side.writeNull() else w(side, v)
+        side.close()
+        val text = aside.toByteArray
+        val tree = mapper.readTree(text)
+        // A JSON null (text "null" where the schema falls back to text) is the null branch's, when there is one.
+        val problem =
+          if (tree.isNull && shape.nullByPair) { checkPairNull(); null }
+          else JsonSchemaCheck.check(tree, shape.node, plan.root, shape.path)
+        if (problem != null) throw fail(problem)
+        g.writeRawValue(new String(text, StandardCharsets.UTF_8))
       }
     }
   }
 
   /**
-   * Checks a null where `shape` is one branch of a pair with `{"type": "null"}`: always valid under `anyOf`; under
-   * `oneOf` only when the other branch does not allow null as well (then null fits two branches, not one).
+   * The check of a null where `shape` is one branch of a pair with `{"type": "null"}`, decided once: always valid
+   * under `anyOf`; under `oneOf` only when the other branch does not allow null as well (then null fits two
+   * branches, not one).
    */
-  private def pairNull(shape: Shape, plan: Plan): Unit =
-    if (shape.pair == "oneOf" && JsonSchemaCheck.check(NullNode.getInstance, shape.node, plan.root, shape.path) == null)
-      throw fail(s"null at ${shape.path.substring(0, shape.path.lastIndexOf('/'))} fits both schemas of the oneOf, " +
-        "not exactly one")
+  private def pairNull(shape: Shape, plan: Plan): () => Unit = {
+    val both = shape.pair == "oneOf" &&
+      JsonSchemaCheck.check(NullNode.getInstance, shape.node, plan.root, shape.path) == null
+    val oneOf = shape.path.substring(0, shape.path.lastIndexOf('/'))
+    if (!both) () => ()
+    else () => throw fail(s"null at $oneOf fits both schemas of the oneOf, not exactly one")
+  }
 
   /** Writes a value that is not null. */
   private def valueWriter(dt: DataType, shape: Shape, factory: Plan): Write = {

@@ -89,7 +89,7 @@ class AvroReferenceSuite extends AnyFunSuite {
       assert(readerType.isSuccess, s"$where: $readerType")
       val planned = Try(new AvroDecoder(writer, reader))
       val resolvable = Try(new GenericDatumReader[Any](writer, reader).read(null,
-        DecoderFactory.get().binaryDecoder(avroWrite(writer, gen.value(writer, new Random(n))), null)))
+          DecoderFactory.get().binaryDecoder(avroWrite(writer, gen.value(writer, new Random(n))), null)))
       (0 until ValuesPerSchema).foreach { k =>
         val datum = gen.value(writer, rnd)
         val bytes = avroWrite(writer, datum)
@@ -214,7 +214,8 @@ object AvroReferenceSuite {
   }
 
   /** Avro's generic value of `schema` as Spark's value, by the mapping docs/schema-registry.md gives. */
-  def toCatalyst(v: Any, schema: Schema): Any = if (v == null) null else {
+  def toCatalyst(v: Any, schema: Schema): Any = if (v == null) null
+  else {
     val logical = Option(schema.getLogicalType).map(_.getName).orNull
     (schema.getType, logical) match {
       case (LONG, "timestamp-millis" | "local-timestamp-millis") => Math.multiplyExact(v.asInstanceOf[Long], 1000L)
@@ -229,14 +230,15 @@ object AvroReferenceSuite {
       case (NULL, _) => null
       case (BOOLEAN | INT | LONG | FLOAT | DOUBLE, _) => v
       case (STRING, _) | (ENUM, _) => UTF8String.fromString(v.toString)
-      case (BYTES, _) => val bb = v.asInstanceOf[ByteBuffer]; val a = new Array[Byte](bb.remaining); bb.duplicate().get(a); a
+      case (BYTES, _) =>
+        val bb = v.asInstanceOf[ByteBuffer]; val a = new Array[Byte](bb.remaining); bb.duplicate().get(a); a
       case (FIXED, _) => v.asInstanceOf[GenericFixed].bytes.clone()
       case (RECORD, _) =>
         val r = v.asInstanceOf[GenericRecord]
         new GenericInternalRow(schema.getFields.asScala.map(f => toCatalyst(r.get(f.pos), f.schema)).toArray[Any])
       case (ARRAY, _) =>
         new GenericArrayData(v.asInstanceOf[java.util.Collection[Any]].asScala.map(toCatalyst(_, schema.getElementType))
-          .toArray[Any])
+            .toArray[Any])
       case (MAP, _) =>
         val m = v.asInstanceOf[java.util.Map[Any, Any]].asScala.toSeq
         new ArrayBasedMapData(new GenericArrayData(m.map(e => UTF8String.fromString(e._1.toString)).toArray[Any]),
@@ -292,7 +294,8 @@ object AvroReferenceSuite {
     }
 
     /** A default value for `t` as Avro's Field takes it, sometimes. */
-    private def default(t: Schema): Option[AnyRef] = if (!chance(0.3)) None else t.getType match {
+    private def default(t: Schema): Option[AnyRef] = if (!chance(0.3)) None
+    else t.getType match {
       case INT if t.getLogicalType == null => Some(Integer.valueOf(42))
       case STRING => Some("dflt")
       case UNION if t.getTypes.get(0).getType == NULL => Some(JsonProperties.NULL_VALUE)
@@ -375,7 +378,8 @@ object AvroReferenceSuite {
         if (!kinds.contains(key)) kinds(key) = t
       }
       val members = kinds.values.toSeq
-      val withNull = if (chance(0.5)) members else {
+      val withNull = if (chance(0.5)) members
+      else {
         val at = rnd.nextInt(members.size + 1)
         (members.take(at) :+ Schema.create(NULL)) ++ members.drop(at)
       }
@@ -484,45 +488,45 @@ object AvroReferenceSuite {
     private def evolve(s: Schema, inUnion: Boolean): Schema = (s.getType, s.getLogicalType) match {
       case (RECORD, _) =>
         done.getOrElse(s.getFullName, {
-          val renamed = chance(0.2)
-          val r = Schema.createRecord(if (renamed) s.getName + "V2" else s.getName, s.getDoc, s.getNamespace, false)
-          if (renamed) r.addAlias(s.getFullName)
-          done(s.getFullName) = r
-          val kept = s.getFields.asScala.filter(_ => !chance(0.15)).map { f =>
-            val name = if (chance(0.1)) f.name + "_renamed" else f.name
-            val g = new Schema.Field(name, evolve(f.schema, inUnion = false), f.doc,
-              if (f.hasDefaultValue) defaultOf(f) else null)
-            if (name != f.name) g.addAlias(f.name)
-            g
-          }
-          val extra = (0 until (if (chance(0.4)) 1 + rnd.nextInt(2) else 0)).map { _ =>
-            added += 1
-            rnd.nextInt(4) match {
-              case 0 => new Schema.Field(s"added$added", Schema.create(INT), null, Integer.valueOf(7))
-              case 1 => new Schema.Field(s"added$added",
-                  Schema.createUnion(Schema.create(NULL), Schema.create(STRING)), null, JsonProperties.NULL_VALUE)
-              case 2 => new Schema.Field(s"added$added", Schema.create(STRING), null, "d")
-              case _ => new Schema.Field(s"added$added", Schema.createArray(Schema.create(LONG)), null,
-                  new java.util.ArrayList[Any]())
+            val renamed = chance(0.2)
+            val r = Schema.createRecord(if (renamed) s.getName + "V2" else s.getName, s.getDoc, s.getNamespace, false)
+            if (renamed) r.addAlias(s.getFullName)
+            done(s.getFullName) = r
+            val kept = s.getFields.asScala.filter(_ => !chance(0.15)).map { f =>
+              val name = if (chance(0.1)) f.name + "_renamed" else f.name
+              val g = new Schema.Field(name, evolve(f.schema, inUnion = false), f.doc,
+                if (f.hasDefaultValue) defaultOf(f) else null)
+              if (name != f.name) g.addAlias(f.name)
+              g
             }
-          }
-          r.setFields((kept ++ extra).asJava)
-          r
-        })
+            val extra = (0 until (if (chance(0.4)) 1 + rnd.nextInt(2) else 0)).map { _ =>
+              added += 1
+              rnd.nextInt(4) match {
+                case 0 => new Schema.Field(s"added$added", Schema.create(INT), null, Integer.valueOf(7))
+                case 1 => new Schema.Field(s"added$added",
+                    Schema.createUnion(Schema.create(NULL), Schema.create(STRING)), null, JsonProperties.NULL_VALUE)
+                case 2 => new Schema.Field(s"added$added", Schema.create(STRING), null, "d")
+                case _ => new Schema.Field(s"added$added", Schema.createArray(Schema.create(LONG)), null,
+                    new java.util.ArrayList[Any]())
+              }
+            }
+            r.setFields((kept ++ extra).asJava)
+            r
+          })
       case (ENUM, _) =>
         done.getOrElse(s.getFullName, {
-          val symbols = s.getEnumSymbols.asScala.toSeq
-          val e = rnd.nextInt(4) match {
-            case 0 => Schema.createEnum(s.getName, null, s.getNamespace, (symbols :+ "ADDED").asJava)
-            case 1 if symbols.size > 1 => // a symbol the reader lacks, with a default for it
-              Schema.createEnum(s.getName, null, s.getNamespace, symbols.init.asJava, symbols.head)
-            case 2 if symbols.size > 1 => // a symbol the reader lacks, and no default: such values cannot be read
-              Schema.createEnum(s.getName, null, s.getNamespace, symbols.init.asJava)
-            case _ => s
-          }
-          done(s.getFullName) = e
-          e
-        })
+            val symbols = s.getEnumSymbols.asScala.toSeq
+            val e = rnd.nextInt(4) match {
+              case 0 => Schema.createEnum(s.getName, null, s.getNamespace, (symbols :+ "ADDED").asJava)
+              case 1 if symbols.size > 1 => // a symbol the reader lacks, with a default for it
+                Schema.createEnum(s.getName, null, s.getNamespace, symbols.init.asJava, symbols.head)
+              case 2 if symbols.size > 1 => // a symbol the reader lacks, and no default: such values cannot be read
+                Schema.createEnum(s.getName, null, s.getNamespace, symbols.init.asJava)
+              case _ => s
+            }
+            done(s.getFullName) = e
+            e
+          })
       case (FIXED, _) => done.getOrElseUpdate(s.getFullName, s)
       case (ARRAY, _) => Schema.createArray(evolve(s.getElementType, inUnion = false))
       case (MAP, _) => Schema.createMap(evolve(s.getValueType, inUnion = false))

@@ -102,7 +102,7 @@ class JsonSchemaReferenceSuite extends AnyFunSuite {
     // A $ref outside the document was refused before: the type itself is unknown.
     val outside = """{"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}}"""
     assert(intercept[JsonSchemaConversionException](JsonSchemaTypes.sparkType(outside)).getMessage
-      .contains("other.json"))
+        .contains("other.json"))
   }
 
   test("the checked formats against the validator, value by value") {
@@ -162,7 +162,8 @@ object JsonSchemaReferenceSuite {
     private val defsKey = if (draft == Draft2020) s"$$defs" else "definitions"
 
     def document(body: String, stripped: Boolean = false): String = {
-      val d = if (defs.isEmpty) "" else
+      val d = if (defs.isEmpty) ""
+      else
         defs.map { case (k, v) => s"${q(k)}: ${if (stripped) v._2 else v._1}" }
           .mkString(s""", ${q(defsKey)}: {""", ", ", "}")
       s"""{"$$schema": ${q(draft)}, "title": "generated", ${body.trim.stripPrefix("{")}""".stripSuffix("}") + d + "}"
@@ -190,7 +191,8 @@ object JsonSchemaReferenceSuite {
     }
 
     def node(depth: Int): Node = {
-      val n = if (depth >= 3) scalar() else rnd.nextInt(10) match {
+      val n = if (depth >= 3) scalar()
+      else rnd.nextInt(10) match {
         case 0 | 1 => objectNode(depth + 1)
         case 2 => mapNode(depth + 1)
         case 3 => arrayNode(depth + 1)
@@ -224,7 +226,7 @@ object JsonSchemaReferenceSuite {
       case 2 =>
         val symbols = Seq("red", "green", "blue").take(1 + rnd.nextInt(3))
         val rule = if (symbols.size == 1 && chance(0.5)) s""""const": ${q(symbols.head)}"""
-          else s""""enum": [${symbols.map(q).mkString(", ")}]"""
+        else s""""enum": [${symbols.map(q).mkString(", ")}]"""
         Node(s"""{"type": "string", $rule}""", """{"type": "string"}""", StringType, nullable = false,
           r => UTF8String.fromString(if (r.nextInt(4) == 0) Strings(r.nextInt(Strings.size)) else pick(symbols: _*)))
       case _ =>
@@ -233,7 +235,8 @@ object JsonSchemaReferenceSuite {
           if (chance(0.25)) Some("maxLength" -> (1 + rnd.nextInt(5)).toString) else None,
           if (chance(0.3)) Some("pattern" -> q(pick(Patterns: _*))) else None,
           if (chance(0.25)) Some("format" ->
-            q(pick("email", "ipv4", "ipv6", "uuid", "hostname", "time", "json-pointer", "x-custom"))) else None
+            q(pick("email", "ipv4", "ipv6", "uuid", "hostname", "time", "json-pointer", "x-custom")))
+          else None
         ).flatten
         Node(s"""{"type": "string"${keywords(rules)}}""", """{"type": "string"}""", StringType, nullable = false,
           r => UTF8String.fromString(Strings(r.nextInt(Strings.size))))
@@ -279,10 +282,11 @@ object JsonSchemaReferenceSuite {
         s"""{"type": "object", "properties": {$ps}$req$add${keywords(rules)}}"""
       }
       val st = StructType(props.map { case (k, n) => StructField(k, n.dt, !required.contains(k) || n.nullable) })
-      Node(text(_.schema, sizes), text(_.stripped, Nil), st, nullable = false, r =>
-        new GenericInternalRow(props.map { case (k, n) =>
-          if (!required.contains(k) && r.nextInt(5) == 0) null else n.value(r)
-        }.toArray[Any]))
+      Node(text(_.schema, sizes), text(_.stripped, Nil), st, nullable = false,
+        r =>
+          new GenericInternalRow(props.map { case (k, n) =>
+            if (!required.contains(k) && r.nextInt(5) == 0) null else n.value(r)
+          }.toArray[Any]))
     }
 
     private def mapNode(depth: Int): Node = {
@@ -293,7 +297,8 @@ object JsonSchemaReferenceSuite {
       val keys = Seq("k1", "k2", "other", "k😀", "")
       Node(s"""{"type": "object", "additionalProperties": ${values.schema}${keywords(rules)}}""",
         s"""{"type": "object", "additionalProperties": ${values.stripped}}""",
-        MapType(StringType, values.dt, valueContainsNull = true), nullable = false, r => {
+        MapType(StringType, values.dt, valueContainsNull = true), nullable = false,
+        r => {
           val ks = keys.filter(_ => r.nextInt(3) == 0)
           new ArrayBasedMapData(new GenericArrayData(ks.map(UTF8String.fromString).toArray[Any]),
             new GenericArrayData(ks.map(_ => values.value(r)).toArray))
@@ -325,7 +330,7 @@ object JsonSchemaReferenceSuite {
         Iterator.continually(make()).find(n => n.dt != DateType && n.dt != TimestampType).get
       val s = Seq(textual(() => stringNode()), integerNode(), textual(() => scalar()))
       val tuple = if (draft == Draft2020) s""""prefixItems": [${s.head.schema}, ${s(1).schema}]"""
-        else s""""items": [${s.head.schema}, ${s(1).schema}], "additionalItems": ${pick("false", "true")}"""
+      else s""""items": [${s.head.schema}, ${s(1).schema}], "additionalItems": ${pick("false", "true")}"""
       val schema = rnd.nextInt(7) match {
         case 0 => s"""{"oneOf": [${s.head.schema}, ${s(1).schema}]}"""
         case 1 => s"""{"anyOf": [${s.head.schema}, ${s(2).schema}]}"""
@@ -337,11 +342,12 @@ object JsonSchemaReferenceSuite {
       }
       val dt = if (schema.startsWith("{\"type\": \"array\"")) ArrayType(StringType, containsNull = true) else StringType
       val stripped = if (dt == StringType) "true" else """{"type": "array"}"""
-      Node(schema, stripped, dt, nullable = dt == StringType, r => {
-        def one(): Any = if (r.nextInt(8) == 0) null else UTF8String.fromString(RawValues(r.nextInt(RawValues.size)))
-        if (dt == StringType) one()
-        else new GenericArrayData((0 until r.nextInt(4)).map(_ => one()).toArray)
-      })
+      Node(schema, stripped, dt, nullable = dt == StringType,
+        r => {
+          def one(): Any = if (r.nextInt(8) == 0) null else UTF8String.fromString(RawValues(r.nextInt(RawValues.size)))
+          if (dt == StringType) one()
+          else new GenericArrayData((0 until r.nextInt(4)).map(_ => one()).toArray)
+        })
     }
 
     private def refNode(depth: Int): Node = {
