@@ -128,7 +128,7 @@ private[sparkkinesis] object JsonSchemaEncoder {
    */
   private def pairNull(shape: Shape, plan: Plan): () => Unit = {
     val both = shape.pair == "oneOf" &&
-      JsonSchemaCheck.check(NullNode.getInstance, shape.node, plan.root, shape.path) == null
+      JsonSchemaCheck.check(NullNode.getInstance, shape.pairBranch, plan.root, shape.path) == null
     val oneOf = shape.path.substring(0, shape.path.lastIndexOf('/'))
     if (!both) () => ()
     else () => throw fail(s"null at $oneOf fits both schemas of the oneOf, not exactly one")

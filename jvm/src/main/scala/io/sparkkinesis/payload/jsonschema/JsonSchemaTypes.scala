@@ -37,14 +37,16 @@ private[sparkkinesis] object JsonSchemaTypes {
 
   /**
    * What a schema's values are, with the schema node (for its rules) and its path. `pair`: `oneOf` or `anyOf` when
-   * `node` is one branch of such a pair with `{"type": "null"}` (which allows null, not `node`), else null.
+   * `node` is (or is where leads) one branch of such a pair with `{"type": "null"}` (which allows null, not `node`),
+   * else null; `pairBranch`: that branch as written (a `$ref`, another pair, ...).
    */
   private[jsonschema] final case class Shape(
       kind: Kind,
       nullable: Boolean,
       path: String,
       node: JsonNode,
-      pair: String = null) {
+      pair: String = null,
+      pairBranch: JsonNode = null) {
 
     /** Whether null is allowed by the other branch of a pair with `{"type": "null"}`, not by `node`. */
     def nullByPair: Boolean = pair != null
@@ -141,7 +143,7 @@ private[sparkkinesis] object JsonSchemaTypes {
       combinator match {
         case Some(c @ ("oneOf" | "anyOf")) if nullPair(node.get(c)) >= 0 =>
           val i = nullPair(node.get(c))
-          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true, pair = c)
+          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true, pair = c, pairBranch = node.get(c).get(i))
         case Some(_) => Shape(RawKind, nullable = true, path, node)
         case None => typed(node, root, path, refs)
       }

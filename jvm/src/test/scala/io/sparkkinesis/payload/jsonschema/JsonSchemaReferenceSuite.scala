@@ -4,9 +4,13 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.{Failure, Random, Success, Try}
 
+import io.sparkkinesis.compat.CollectionConverters._
+
+import com.fasterxml.jackson.databind.JsonNode
 import com.networknt.schema.{InputFormat, SchemaRegistry, SpecificationVersion}
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
-import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, ArrayData, GenericArrayData, MapData}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
@@ -34,7 +38,7 @@ class JsonSchemaReferenceSuite extends AnyFunSuite {
   test(s"generated schemas and values: the encoder accepts exactly what the validator accepts ($Schemas schemas)") {
     val seed = sys.env.getOrElse("SPARK_KINESIS_TEST_SEED", "5101").toLong
     val rnd = new Random(seed)
-    var cases, accepted = 0
+    var cases, accepted, variants = 0
     (0 until Schemas).foreach { n =>
       val draft = if (n % 2 == 0) Draft2020 else Draft7
       val gen = new Gen(rnd, draft)
@@ -65,10 +69,22 @@ class JsonSchemaReferenceSuite extends AnyFunSuite {
           assert(new String(bytes, UTF_8) === json, detail)
           val back = decoder.decode(bytes, 0, bytes.length)
           assert(CatalystValues.norm(back, dt, leaves) === CatalystValues.norm(value, dt, leaves), detail)
+          // The same value as another producer may write it: properties in another order, whitespace, every
+          // non-ASCII character escaped, whole numbers as 7.0. The validator still accepts it, and the decoder
+          // reads the same value from it.
+          val variant = JsonSchemaReferenceSuite.variant(JsonMapper.readTree(bytes), rnd)
+          assert(referenceErrors(schema, variant).isEmpty, s"$detail\n  variant: $variant")
+          val variantBytes = variant.getBytes(UTF_8)
+          val read = Try(decoder.decode(variantBytes, 0, variantBytes.length))
+          assert(read.isSuccess, s"$detail\n  variant: $variant\n  read: $read")
+          assert(unordered(read.get, dt) === unordered(back, dt),
+            s"$detail\n  variant: $variant")
+          variants += 1
         }
       }
     }
-    info(s"$cases values of $Schemas schemas (seed $seed), $accepted accepted")
+    info(s"$cases values of $Schemas schemas (seed $seed), $accepted accepted; each of those read back, and " +
+      s"read again as another producer could write it ($variants texts)")
     assert(accepted > cases / 8 && accepted < cases * 7 / 8, "both outcomes are well represented")
   }
 
@@ -128,12 +144,55 @@ object JsonSchemaReferenceSuite {
   private val leaves: PartialFunction[(Any, DataType), Any] = {
     case (d: Double, _) => java.lang.Double.doubleToLongBits(d)
     // Text that is JSON (a value written as text where the schema falls back to it) by its meaning: non-BMP
-    // characters come back escaped, and the text null reads back as null.
+    // characters come back escaped, numbers as written, and the text null reads back as null.
     case (s: UTF8String, _) =>
-      Try(JsonMapper.readTree(s.toString)).toOption.filter(_ != null).map(t => if (t.isNull) null else t)
+      Try(JsonMapper.readTree(s.toString)).toOption.filter(t => t != null && !t.isMissingNode).map(canon)
         .getOrElse(s.toString)
   }
+
+  /** [[leaves]], maps whatever the order of their entries, and -0.0 as 0 (a text may write either). */
+  private def unordered(v: Any, dt: DataType): Any = (v, dt) match {
+    case (null, _) => null
+    case (r: InternalRow, st: StructType) =>
+      st.fields.indices.map(i => if (r.isNullAt(i)) null else unordered(r.get(i, st(i).dataType), st(i).dataType))
+        .toList
+    case (a: ArrayData, ArrayType(et, _)) =>
+      (0 until a.numElements()).map(i => if (a.isNullAt(i)) null else unordered(a.get(i, et), et)).toList
+    case (m: MapData, MapType(kt, vt, _)) =>
+      unordered(m.keyArray(), ArrayType(kt)).asInstanceOf[List[Any]]
+        .zip(unordered(m.valueArray(), ArrayType(vt)).asInstanceOf[List[Any]]).toMap
+    case (d: Double, _) => java.lang.Double.doubleToLongBits(d + 0.0) // -0.0 and 0 are one JSON number
+    case leaf if leaves.isDefinedAt(leaf) => leaves(leaf)
+    case _ => v
+  }
   private val JsonMapper = new com.fasterxml.jackson.databind.ObjectMapper()
+    .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+
+  /** A JSON value compared by meaning: numbers by value, objects whatever their order. */
+  private def canon(n: JsonNode): Any =
+    if (n.isNull) null
+    else if (n.isNumber) n.decimalValue.stripTrailingZeros
+    else if (n.isTextual) n.textValue
+    else if (n.isBoolean) n.booleanValue
+    else if (n.isArray) (0 until n.size).map(i => canon(n.get(i))).toList
+    else n.properties.asScala.map(e => e.getKey -> canon(e.getValue)).toMap
+
+  /** `n` as JSON text written otherwise: shuffled properties, spaces and line breaks, \\u escapes, 7 as 7.0. */
+  def variant(n: JsonNode, rnd: Random): String = {
+    def str(s: String) = s.flatMap {
+      case '"' => "\\\""
+      case '\\' => "\\\\"
+      case c if c < 0x20 || c > 0x7E => f"\\u${c.toInt}%04x"
+      case c => c.toString
+    }
+    if (n.isObject)
+      rnd.shuffle(n.properties.asScala.toSeq).map(e => s"\n  \"${str(e.getKey)}\" : ${variant(e.getValue, rnd)}")
+        .mkString("{", ",", " }")
+    else if (n.isArray) (0 until n.size).map(i => variant(n.get(i), rnd)).mkString("[ ", " , ", " ]")
+    else if (n.isTextual) "\"" + str(n.textValue) + "\""
+    else if (n.isIntegralNumber && rnd.nextBoolean()) n.asText + ".0"
+    else n.toString
+  }
 
   val FormatValues: Seq[(String, Seq[String])] = Seq(
     "date" -> Seq("2024-02-29", "2023-02-29", "2024-13-01", "24-01-01", "2024-1-01", "2024-01-01T00:00:00Z"),
