@@ -143,7 +143,8 @@ private[sparkkinesis] object JsonSchemaTypes {
       combinator match {
         case Some(c @ ("oneOf" | "anyOf")) if nullPair(node.get(c)) >= 0 =>
           val i = nullPair(node.get(c))
-          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true, pair = c, pairBranch = node.get(c).get(i))
+          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true, pair = c,
+            pairBranch = node.get(c).get(i))
         case Some(_) => Shape(RawKind, nullable = true, path, node)
         case None => typed(node, root, path, refs)
       }

@@ -37,9 +37,10 @@ class AvroReferenceSuite extends AnyFunSuite {
 
   private val seed = sys.env.getOrElse("SPARK_KINESIS_TEST_SEED", "5101").toLong
 
-  test(s"generated schemas and values: Avro's writer to our decoder, our encoder to Avro's reader ($Schemas schemas)") {
+  test(s"generated schemas and values: Avro's writer to our decoder, our encoder to Avro's reader, fields in " +
+    s"another order and defaults left to the schema ($Schemas schemas)") {
     val rnd = new Random(seed)
-    var cases, byteIdentical, canonicalWriters = 0
+    var cases, byteIdentical, canonicalWriters, defaults = 0
     (0 until Schemas).foreach { n =>
       val gen = new Gen(rnd)
       val schema = parse(gen.record(0).toString(rnd.nextBoolean()))
@@ -48,6 +49,11 @@ class AvroReferenceSuite extends AnyFunSuite {
       val canonical = Try(parse(SchemaNormalization.toParsingForm(schema))).toOption
       val dt = AvroTypes.sparkType(schema)
       val encoder = new AvroEncoder(dt, schema)
+      // A struct with the record's fields in another order, less those with a default (Avro's own default written).
+      val fields = schema.getFields.asScala.toIndexedSeq
+      val kept = rnd.shuffle(fields.indices.filter(i => !fields(i).hasDefaultValue || rnd.nextBoolean()).toList)
+      val partialType = StructType(kept.map(i => dt.asInstanceOf[StructType].fields(i)).toArray)
+      val partial = new AvroEncoder(partialType, schema)
       // The writer as the producer wrote it, or in canonical form (no logical types, docs or aliases).
       val decoders = Seq(new AvroDecoder(schema, schema)) ++ canonical.map(c => new AvroDecoder(c, schema))
       if (canonical.isDefined) canonicalWriters += 1
@@ -67,6 +73,18 @@ class AvroReferenceSuite extends AnyFunSuite {
         assert(written.isSuccess, s"$where\n  encoder: $written")
         val back = toCatalyst(avroRead(schema, schema, written.get), schema)
         assert(norm(back, dt) === norm(expected, dt), s"$where\n  our bytes ${written.get.toSeq}")
+        val row = expected.asInstanceOf[InternalRow]
+        val fewer = new GenericInternalRow(kept.map(i => row.get(i, dt.asInstanceOf[StructType].fields(i).dataType))
+            .toArray[Any])
+        val defaulted = Try(partial.encode(fewer))
+        if (kept.size < fields.size) defaults += 1
+        assert(defaulted.isSuccess, s"$where\n  struct of ${partialType.simpleString}: $defaulted")
+        val withDefaults = new GenericInternalRow(fields.indices.map { i =>
+          if (kept.contains(i)) row.get(i, dt.asInstanceOf[StructType].fields(i).dataType)
+          else toCatalyst(GenericData.get().getDefaultValue(fields(i)), fields(i).schema)
+        }.toArray[Any])
+        assert(norm(toCatalyst(avroRead(schema, schema, defaulted.get), schema), dt) === norm(withDefaults, dt),
+          s"$where\n  struct of ${partialType.simpleString}")
         if (!gen.mayWriteOtherwise(schema)) {
           assert(written.get.toSeq === bytes.toSeq, s"$where\n  ours ${written.get.toSeq}\n  Avro's ${bytes.toSeq}")
           byteIdentical += 1
@@ -74,7 +92,8 @@ class AvroReferenceSuite extends AnyFunSuite {
       }
     }
     info(s"$cases values of $Schemas schemas (seed $seed), $canonicalWriters of them also written in canonical form; " +
-      s"$byteIdentical values written byte for byte as Avro writes them")
+      s"$byteIdentical values written byte for byte as Avro writes them; $defaults written with fields left to " +
+      "their defaults")
   }
 
   test(s"generated schema evolutions, both ways: our decoder resolves as Avro's resolving reader does " +
