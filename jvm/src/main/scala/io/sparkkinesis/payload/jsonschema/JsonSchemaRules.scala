@@ -28,6 +28,7 @@ private[jsonschema] final class JsonSchemaRules(shape: Shape) {
     .getOrElse(Nil) ++ Option(get("const")).toSeq
   private val strings: Set[UTF8String] = allowed.filter(_.isTextual).map(n => UTF8String.fromString(n.textValue)).toSet
   private val numbers: Set[Double] = allowed.filter(_.isNumber).map(_.doubleValue).toSet
+  private val exactNumbers: Seq[JBigDecimal] = allowed.filter(_.isNumber).map(_.decimalValue)
   private val rule = if (get("const") != null) "const" else "enum"
   private def list = allowed.map(_.toString).mkString(", ")
   private val booleans: Set[Boolean] = allowed.filter(_.isBoolean).map(_.booleanValue).toSet
@@ -96,7 +97,9 @@ private[jsonschema] final class JsonSchemaRules(shape: Shape) {
    * (a Long, a Double, a Decimal), for exact comparisons and messages.
    */
   def number(d: Double, value: Any): Unit = {
-    if (allowed.nonEmpty && !numbers.contains(d)) throw broken(value, s"$rule [$list]")
+    // The doubles find the candidates; the decimals decide (9007199254740993 is not 9007199254740992).
+    if (allowed.nonEmpty && !(numbers.contains(d) && exactNumbers.exists(_.compareTo(exact(value)) == 0)))
+      throw broken(value, s"$rule [$list]")
     var i = 0
     while (i < bounds.length) {
       val (name, b, above, equal) = bounds(i)

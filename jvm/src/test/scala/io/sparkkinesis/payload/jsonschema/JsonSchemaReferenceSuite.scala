@@ -186,7 +186,7 @@ object JsonSchemaReferenceSuite {
       case c => c.toString
     }
     if (n.isObject)
-      rnd.shuffle(n.properties.asScala.toSeq).map(e => s"\n  \"${str(e.getKey)}\" : ${variant(e.getValue, rnd)}")
+      rnd.shuffle(n.properties.asScala.toSeq).map(e => "\n  \"" + str(e.getKey) + "\" : " + variant(e.getValue, rnd))
         .mkString("{", ",", " }")
     else if (n.isArray) (0 until n.size).map(i => variant(n.get(i), rnd)).mkString("[ ", " , ", " ]")
     else if (n.isTextual) "\"" + str(n.textValue) + "\""
@@ -312,7 +312,7 @@ object JsonSchemaReferenceSuite {
       if (chance(0.15)) Some("exclusiveMinimum" -> pick(Bounds: _*)) else None,
       if (chance(0.15)) Some("exclusiveMaximum" -> pick(Bounds: _*)) else None,
       if (chance(0.25)) Some("multipleOf" -> pick(Multiples: _*)) else None,
-      if (chance(0.1)) Some("enum" -> "[1, 2.5, 7]") else None
+      if (chance(0.1)) Some("enum" -> "[1, 2.5, 7, 9007199254740992]") else None
     ).flatten
 
     private def integerNode(): Node =
