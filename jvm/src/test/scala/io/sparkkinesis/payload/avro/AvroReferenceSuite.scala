@@ -247,6 +247,7 @@ object AvroReferenceSuite {
         val b = v match {
           case bb: ByteBuffer => val a = new Array[Byte](bb.remaining); bb.duplicate().get(a); a
           case f: GenericFixed => f.bytes
+          case other => throw new IllegalArgumentException(s"no decimal in $other")
         }
         val value = new JBigDecimal(if (b.isEmpty) BigInteger.ZERO else new BigInteger(b), d.getScale)
         Decimal(value, d.getPrecision, d.getScale)
