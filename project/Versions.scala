@@ -7,6 +7,8 @@ object Versions {
    * BOM would guarantee.
    */
   val awsSdk = "2.57.8"
+  /** networknt's JSON Schema validator: the tests' reference for what the JSON Schema encoder accepts. */
+  val jsonSchemaValidator = "3.0.9"
   val scalatest = "3.2.19"
   /** Square's Wire: `com.squareup.wire:wire-schema-jvm` and `wire-runtime-jvm` read `.proto` text. */
   val wire = "6.4.7"

@@ -1,13 +1,15 @@
 package io.sparkkinesis.payload.jsonschema
 
 import java.io.ByteArrayOutputStream
+import java.nio.charset.StandardCharsets
 import java.time.{Instant, LocalDate}
 import java.time.format.DateTimeFormatter
 
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.core.{JsonEncoding, JsonFactory, JsonGenerator}
-import com.fasterxml.jackson.databind.JsonNode
+import com.fasterxml.jackson.core.{JsonEncoding, JsonFactory, JsonGenerator, JsonParser}
+import com.fasterxml.jackson.databind.{DeserializationFeature, JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.NullNode
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.types._
@@ -25,14 +27,20 @@ import JsonSchemaTypes._
  * written as plain JSON.
  *
  * The writing is planned once, here, which checks that the types fit: a [[JsonSchemaConversionException]] names the
- * first path that does not. Per value it checks the schema's cheap rules, as AWS's serializer validates on write:
- * `required`, `enum` and `const`, `minLength`/`maxLength`, `minimum`/`maximum` and their exclusive forms (not
- * `pattern`, `format`, `minItems` and the rest). A value that breaks one throws, naming the path and the rule.
+ * first path that does not, and refuses the keywords it cannot enforce ([[JsonSchemaUnsupported]], naming them).
+ * Per value it checks the schema's keywords, as AWS's serializer validates on write: most as it writes
+ * ([[JsonSchemaRules]]), those that need the whole value (`oneOf`, `uniqueItems`, tuples, ...) on the value as
+ * written, before it is copied out ([[JsonSchemaCheck]]). A value that breaks one throws, naming the path and the
+ * rule.
  * Not thread-safe (one per task or thread): it reuses its buffer between calls.
  */
 private[sparkkinesis] final class JsonSchemaEncoder(sparkType: DataType, definition: String) {
   private val factory = newFactory()
-  private val write: JsonSchemaEncoder.Write = JsonSchemaEncoder.writerOf(sparkType, shapeOf(definition), factory)
+  private val write: JsonSchemaEncoder.Write = {
+    val root = JsonSchemaEncoder.treeOf(definition)
+    JsonSchemaCheck.audit(root, root, "#", scala.collection.mutable.Set("#"))
+    JsonSchemaEncoder.writerOf(sparkType, shapeOf(definition), JsonSchemaEncoder.Plan(factory, root))
+  }
   private val out = new ByteArrayOutputStream(256)
 
   /** The UTF-8 JSON text of `value`; a value the schema does not allow throws, and the next call starts afresh. */
@@ -60,23 +68,80 @@ private[sparkkinesis] object JsonSchemaEncoder {
   /** An error whose message names the path. */
   private def fail(message: String) = new JsonSchemaConversionException(message)
 
+  /** What every writer of one schema shares: the factory and the schema's root (for `$ref`s). */
+  private final case class Plan(factory: JsonFactory, root: JsonNode) {
+    def createParser(bytes: Array[Byte]): JsonParser = factory.createParser(bytes)
+  }
+
+  private val mapper = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+
+  private def treeOf(definition: String): JsonNode =
+    try mapper.readTree(definition)
+    catch { case NonFatal(e) => throw new JsonSchemaConversionException(s"the JSON Schema is not valid JSON: $e", e) }
+
   /** Writes a value of `dt` (possibly null) as a value of `shape`; throws at once when the types do not fit. */
-  private def writerOf(dt: DataType, shape: Shape, factory: JsonFactory): Write = {
-    val w = valueWriter(dt, shape, factory)
-    (g, v) =>
-      if (v != null) w(g, v)
-      else if (shape.nullable) g.writeNull()
-      else throw fail(s"null at ${shape.path}, where the schema allows no null")
+  private def writerOf(dt: DataType, shape: Shape, factory: Plan): Write = {
+    val typed = valueWriter(dt, shape, factory)
+    if (JsonSchemaCheck.needsWholeValue(shape.node) ||
+      (shape.kind == RawKind && JsonSchemaCheck.constrains(shape.node))) wholeValueChecked(typed, shape, factory)
+    else {
+      val rules = new JsonSchemaRules(shape)
+      val checkNull: () => Unit = if (shape.nullByPair) pairNull(shape, factory) else () => rules.nullValue()
+      (g, v) =>
+        if (v != null) typed(g, v)
+        else if (shape.nullable) { checkNull(); g.writeNull() }
+        else throw fail(s"null at ${shape.path}, where the schema allows no null")
+    }
+  }
+
+  /**
+   * `w`'s value (or null) checked against the whole schema node, for what the typed writers do not check alone
+   * (`oneOf`, `uniqueItems`, tuples, ...): written aside, read back as a tree, checked, then copied out.
+   */
+  private def wholeValueChecked(w: Write, shape: Shape, plan: Plan): Write = {
+    val aside = new ByteArrayOutputStream(128)
+    val checkPairNull = if (shape.nullByPair) pairNull(shape, plan) else () => ()
+    (g, v) => {
+      if (v == null && !shape.nullable) throw fail(s"null at ${shape.path}, where the schema allows no null")
+      if (v == null && shape.nullByPair) { checkPairNull(); g.writeNull() }
+      else {
+        aside.reset()
+        val side = plan.factory.createGenerator(aside, JsonEncoding.UTF8)
+        if (v == null) side.writeNull() else w(side, v)
+        side.close()
+        val text = aside.toByteArray
+        val tree = mapper.readTree(text)
+        // A JSON null (text "null" where the schema falls back to text) is the null branch's, when there is one.
+        val problem =
+          if (tree.isNull && shape.nullByPair) { checkPairNull(); null }
+          else JsonSchemaCheck.check(tree, shape.node, plan.root, shape.path)
+        if (problem != null) throw fail(problem)
+        g.writeRawValue(new String(text, StandardCharsets.UTF_8))
+      }
+    }
+  }
+
+  /**
+   * The check of a null where `shape` is one branch of a pair with `{"type": "null"}`, decided once: always valid
+   * under `anyOf`; under `oneOf` only when the other branch does not allow null as well (then null fits two
+   * branches, not one).
+   */
+  private def pairNull(shape: Shape, plan: Plan): () => Unit = {
+    val both = shape.pair == "oneOf" &&
+      JsonSchemaCheck.check(NullNode.getInstance, shape.pairBranch, plan.root, shape.path) == null
+    val oneOf = shape.path.substring(0, shape.path.lastIndexOf('/'))
+    if (!both) () => ()
+    else () => throw fail(s"null at $oneOf fits both schemas of the oneOf, not exactly one")
   }
 
   /** Writes a value that is not null. */
-  private def valueWriter(dt: DataType, shape: Shape, factory: JsonFactory): Write = {
+  private def valueWriter(dt: DataType, shape: Shape, factory: Plan): Write = {
     val rules = new JsonSchemaRules(shape)
     (shape.kind, dt) match {
       case (StringKind | DateKind | TimestampKind, StringType) =>
         (g, v) => { val s = v.asInstanceOf[UTF8String]; rules.string(s); g.writeString(s.toString) }
-      case (DateKind, DateType) => (g, v) => g.writeString(date(v))
-      case (TimestampKind, TimestampType) => (g, v) => g.writeString(timestamp(v))
+      case (DateKind, DateType) => (g, v) => { val s = date(v); rules.formatted(s); g.writeString(s) }
+      case (TimestampKind, TimestampType) => (g, v) => { val s = timestamp(v); rules.formatted(s); g.writeString(s) }
       case (IntegerKind | NumberKind, ByteType | ShortType | IntegerType | LongType) =>
         val toLong = longOf(dt)
         (g, v) => { val l = toLong(v); rules.number(l.toDouble, l); g.writeNumber(l) }
@@ -88,7 +153,8 @@ private[sparkkinesis] object JsonSchemaEncoder {
         }
       case (NumberKind, _: DecimalType) =>
         (g, v) => { val d = v.asInstanceOf[Decimal]; rules.number(d.toDouble, d); g.writeNumber(d.toJavaBigDecimal) }
-      case (BooleanKind, BooleanType) => (g, v) => g.writeBoolean(v.asInstanceOf[Boolean])
+      case (BooleanKind, BooleanType) =>
+        (g, v) => { val b = v.asInstanceOf[Boolean]; rules.boolean(b); g.writeBoolean(b) }
       case (NullKind, _) => (_, _) => throw fail(s"a value at ${shape.path}, where the schema allows only null")
       case (RawKind, StringType) =>
         (g, v) => {
@@ -116,7 +182,9 @@ private[sparkkinesis] object JsonSchemaEncoder {
           while (i < m.numElements()) { g.writeFieldName(keys.getUTF8String(i).toString); w(g, get(vals, i)); i += 1 }
           g.writeEndObject()
         }
-      case (ArrayKind(items), ArrayType(et, _)) => arrayWriter(et, writerOf(et, items, factory))
+      case (ArrayKind(items), ArrayType(et, _)) =>
+        val w = arrayWriter(et, writerOf(et, items, factory))
+        (g, v) => { rules.items(v.asInstanceOf[ArrayData].numElements()); w(g, v) }
       case _ => throw fail(s"cannot write Spark ${dt.simpleString} at ${shape.path} as ${describe(shape.kind)}")
     }
   }
@@ -163,7 +231,7 @@ private[sparkkinesis] object JsonSchemaEncoder {
   }
 
   /** The struct's fields as the object's properties, in the schema's order, then the fields the schema lacks. */
-  private def objectWriter(st: StructType, kind: ObjectKind, shape: Shape, factory: JsonFactory): Write = {
+  private def objectWriter(st: StructType, kind: ObjectKind, shape: Shape, factory: Plan): Write = {
     val names = kind.properties.map(_.name).toSet
     val extra = st.fields.filterNot(f => names.contains(f.name))
     if (kind.closed && extra.nonEmpty)

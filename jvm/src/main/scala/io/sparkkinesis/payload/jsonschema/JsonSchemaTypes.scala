@@ -35,8 +35,21 @@ private[sparkkinesis] object JsonSchemaTypes {
    */
   def sparkType(definition: String): DataType = shapeOf(definition).dataType
 
-  /** What a schema's values are, with the schema node (for its rules) and its path. */
-  private[jsonschema] final case class Shape(kind: Kind, nullable: Boolean, path: String, node: JsonNode) {
+  /**
+   * What a schema's values are, with the schema node (for its rules) and its path. `pair`: `oneOf` or `anyOf` when
+   * `node` is (or is where leads) one branch of such a pair with `{"type": "null"}` (which allows null, not `node`),
+   * else null; `pairBranch`: that branch as written (a `$ref`, another pair, ...).
+   */
+  private[jsonschema] final case class Shape(
+      kind: Kind,
+      nullable: Boolean,
+      path: String,
+      node: JsonNode,
+      pair: String = null,
+      pairBranch: JsonNode = null) {
+
+    /** Whether null is allowed by the other branch of a pair with `{"type": "null"}`, not by `node`. */
+    def nullByPair: Boolean = pair != null
     def dataType: DataType = kind match {
       case StringKind | RawKind => StringType
       case DateKind => DateType
@@ -130,14 +143,15 @@ private[sparkkinesis] object JsonSchemaTypes {
       combinator match {
         case Some(c @ ("oneOf" | "anyOf")) if nullPair(node.get(c)) >= 0 =>
           val i = nullPair(node.get(c))
-          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true)
+          shapeAt(node.get(c).get(i), root, s"$path/$c/$i", refs).copy(nullable = true, pair = c,
+            pairBranch = node.get(c).get(i))
         case Some(_) => Shape(RawKind, nullable = true, path, node)
         case None => typed(node, root, path, refs)
       }
     }
 
   /** The index of the other schema when `branches` is a schema and `{"type": "null"}`, else -1. */
-  private def nullPair(branches: JsonNode): Int = {
+  private[jsonschema] def nullPair(branches: JsonNode): Int = {
     def isNull(n: JsonNode) = n.isObject && n.path("type").isTextual && n.get("type").textValue == "null"
     if (!branches.isArray || branches.size != 2) -1
     else if (isNull(branches.get(0)) && !isNull(branches.get(1))) 1
@@ -199,8 +213,9 @@ private[sparkkinesis] object JsonSchemaTypes {
     case "object" => objectKind(node, root, path, refs)
     case "array" =>
       val itemsNode = node.get("items")
+      // A tuple's items are checked as the whole array is (their schemas depend on their place), not one by one.
       if (itemsNode == null || itemsNode.isArray || node.has("prefixItems"))
-        ArrayKind(Shape(RawKind, nullable = true, s"$path/items", itemsNode))
+        ArrayKind(Shape(RawKind, nullable = true, s"$path/items", null))
       else ArrayKind(shapeAt(itemsNode, root, s"$path/items", refs))
     case other => throw fail(s"the type '$other' at $path/type is not a JSON Schema type")
   }
@@ -230,5 +245,5 @@ private[sparkkinesis] object JsonSchemaTypes {
 }
 
 /** A JSON Schema or value that does not fit Spark's types, or the reverse; the message names the JSON pointer path. */
-private[sparkkinesis] final class JsonSchemaConversionException(message: String, cause: Throwable = null)
+private[sparkkinesis] class JsonSchemaConversionException(message: String, cause: Throwable = null)
   extends RuntimeException(message, cause)

@@ -18,6 +18,7 @@ import io.sparkkinesis.payload.protobuf.{
 }
 import io.sparkkinesis.payload.jsonschema.{
   JsonSchemaConversionException,
+  JsonSchemaUnsupported,
   JsonSchemaDecoder,
   JsonSchemaEncoder,
   JsonSchemaTypes
@@ -93,8 +94,8 @@ private[sparkkinesis] object PayloadFormat {
   /**
    * JSON: the body is UTF-8 JSON text, and the schema a JSON Schema document. JSON carries its own field names, so
    * the writer version only says the payload is JSON: each is read straight into the reader schema's shape (unknown
-   * properties skipped, missing ones null). Encoding checks the schema's cheap rules (required, enum, lengths,
-   * bounds) per value, as AWS's serializer validates before it writes.
+   * properties skipped, missing ones null). Encoding checks every value against the schema's keywords, as AWS's
+   * serializer validates before it writes; a keyword it cannot enforce refuses the schema by name.
    */
   case object Json extends PayloadFormat("JSON") {
     def valueType(definition: String, settings: RegistrySettings, what: String): DataType =
@@ -110,7 +111,11 @@ private[sparkkinesis] object PayloadFormat {
       try {
         val e = new JsonSchemaEncoder(valueType, definition)
         value => e.encode(value)
-      } catch { case e: JsonSchemaConversionException => throw misfit(what, valueType, e.getMessage) }
+      } catch {
+        // A keyword the encoder cannot enforce: refused by name, with what to do, rather than skipped.
+        case e: JsonSchemaUnsupported => throw KinesisErrors.invalidSchema(what, e.problem, e.fix)
+        case e: JsonSchemaConversionException => throw misfit(what, valueType, e.getMessage)
+      }
   }
 
   /**
