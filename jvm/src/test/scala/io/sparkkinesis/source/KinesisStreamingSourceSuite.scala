@@ -178,6 +178,33 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     assert(messages.contains("new checkpoint location"), messages)
   }
 
+  test("a run's first prefetch round is its opening round (one short page per shard), the next ones are not") {
+    val stream = freshStream(server, "source-opening", 2)
+    put(server, stream, (0 until 3000).map(i => s"k${i % 37}" -> s"r$i"))
+    spark.sparkContext
+    val seen = new ConcurrentLinkedQueue[FetchTaskSpec]()
+    val recording = new PrefetchJob {
+      override def run(tasks: Seq[FetchTaskSpec]): Seq[ShardCut] = {
+        tasks.foreach(seen.add)
+        SparkPrefetchJob.run(tasks)
+      }
+    }
+    val dir = Files.createTempDirectory("kinesis-source").resolve("sources").resolve("0")
+    val source = new KinesisMicroBatchStream(
+      SourceOptions.parse((options(server, stream) + ("initialPosition" -> "trim_horizon")).asJava), dir.toString,
+      prefetchJob = recording)
+    try {
+      source.prepareForTriggerAvailableNow()
+      val start = source.initialOffset()
+      val first = source.latestOffset(start, source.getDefaultReadLimit)
+      val opening = seen.asScala.toSeq
+      assert(opening.nonEmpty && opening.forall(_.opening), opening)
+      seen.clear()
+      source.latestOffset(first, source.getDefaultReadLimit)
+      assert(seen.asScala.forall(!_.opening), seen)
+    } finally source.stop()
+  }
+
   test("a batch of many shards has no more tasks than Spark has slots, each reading its shards' ranges in order") {
     val stream = freshStream(server, "source-grouped", 6)
     put(server, stream, (0 until 300).map(i => s"k${i % 37}" -> s"r$i"))
