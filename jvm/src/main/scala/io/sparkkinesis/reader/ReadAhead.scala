@@ -22,8 +22,15 @@ private[sparkkinesis] object ReadAhead extends Logging {
   private val MaxPages = 5
   private val IdleMillis = 15000L
 
+  /**
+   * The calls read-ahead may have in flight at once, for all the executor's shards. Its threads wait on the network,
+   * not the CPU: with two, a backlog on four shards kept two calls out and the service (or a local server) idle while
+   * both pages were parsed; eight keep a call waiting behind each one in progress.
+   */
+  private[reader] val Threads = 8
+
   private lazy val pool: ScheduledExecutorService =
-    Executors.newScheduledThreadPool(2, DaemonThreads.factory("kinesis-read-ahead", numbered = true))
+    Executors.newScheduledThreadPool(Threads, DaemonThreads.factory("kinesis-read-ahead", numbered = true))
 
   /** Starts reading ahead on `buffer` unless a loop already runs for it. */
   def start(buffer: ShardBuffer, maxRecordsPerCall: Int): Unit =
