@@ -598,15 +598,10 @@ def test_what_is_refused_is_refused_by_name(spark, text, why):
 @pytest.fixture(scope="module")
 def glue(tmp_path_factory):
     """moto's Glue, and a registry of this module's own."""
-    import boto3
     from harness import moto
 
-    with moto.running(Path(tmp_path_factory.mktemp("moto-glue-proto"))) as endpoint:
-        client = boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1",
-                              aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
-        registry = f"proto-ref-{os.getpid()}"
-        client.create_registry(RegistryName=registry)
-        yield endpoint, client, registry
+    with moto.glue_registry(Path(tmp_path_factory.mktemp("moto-glue-proto")), f"proto-ref-{os.getpid()}") as glue:
+        yield glue
 
 
 WKT_PROTO = """syntax = "proto3";

@@ -14,7 +14,6 @@ import re
 import uuid
 from pathlib import Path
 
-import boto3
 import fastavro
 import pytest
 from aws_schema_registry import DataAndSchema, KafkaDeserializer, KafkaSerializer, SchemaRegistryClient
@@ -49,13 +48,9 @@ ORDER_V2 = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
 
 @pytest.fixture(scope="module")
 def glue(tmp_path_factory):
-    """moto's Glue: its endpoint and a registry of this module's own (moto keeps at most 10 registries)."""
-    with moto.running(Path(tmp_path_factory.mktemp("moto-glue"))) as endpoint:
-        client = boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1",
-                              aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
-        registry = f"shop-{os.getpid()}"
-        client.create_registry(RegistryName=registry)
-        yield endpoint, client, registry
+    """moto's Glue: its endpoint, a client and a registry of this module's own."""
+    with moto.glue_registry(Path(tmp_path_factory.mktemp("moto-glue")), f"shop-{os.getpid()}") as glue_and_registry:
+        yield glue_and_registry
 
 
 def _registry_options(glue, **extra):

@@ -55,3 +55,16 @@ def running(log_dir: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def glue_registry(log_dir: Path, registry: str) -> Iterator[tuple]:
+    """moto's Glue with a registry named ``registry`` (moto keeps at most 10 registries, so each test module makes
+    its own): its endpoint, a boto3 Glue client for it, and the registry's name."""
+    import boto3
+
+    with running(log_dir) as endpoint:
+        client = boto3.client("glue", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+        client.create_registry(RegistryName=registry)
+        yield endpoint, client, registry

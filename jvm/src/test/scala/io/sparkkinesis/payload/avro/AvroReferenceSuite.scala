@@ -13,8 +13,8 @@ import io.sparkkinesis.compat.CollectionConverters._
 
 import org.apache.avro.{JsonProperties, LogicalTypes, Schema, SchemaNormalization}
 import org.apache.avro.Schema.Type._
-import org.apache.avro.generic.{GenericData, GenericDatumReader, GenericDatumWriter, GenericFixed, GenericRecord}
-import org.apache.avro.io.{DecoderFactory, EncoderFactory}
+import org.apache.avro.generic.{GenericData, GenericDatumReader, GenericFixed, GenericRecord}
+import org.apache.avro.io.DecoderFactory
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, ArrayData, GenericArrayData, MapData}
@@ -188,13 +188,7 @@ object AvroReferenceSuite {
     mapper.writerWithDefaultPrettyPrinter().writeValueAsString(mapper.readTree(text))
   }
 
-  def avroWrite(schema: Schema, datum: Any): Array[Byte] = {
-    val out = new ByteArrayOutputStream()
-    val enc = EncoderFactory.get().binaryEncoder(out, null)
-    new GenericDatumWriter[Any](schema).write(datum, enc)
-    enc.flush()
-    out.toByteArray
-  }
+  def avroWrite(schema: Schema, datum: Any): Array[Byte] = AvroConversionSuite.avroBytes(schema, datum)
 
   def avroRead(writer: Schema, reader: Schema, bytes: Array[Byte]): Any = {
     val dec = DecoderFactory.get().binaryDecoder(bytes, null)
