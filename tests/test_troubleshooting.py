@@ -629,6 +629,14 @@ def test_kinesis_schema_decode_failed(spark, glue_registry):
     assert_documented("KINESIS_SCHEMA_DECODE_FAILED", [failed])
 
 
+def test_kinesis_dynamodb_json_unreadable(spark):
+    from spark_kinesis import from_dynamodb_json
+
+    df = spark.createDataFrame([('{"total": {"N": "1.50"}}',), ('{"total": {"N": "12.505"}}',)], "item string")
+    failed = _error(lambda: df.select(from_dynamodb_json("item", "total DECIMAL(12,2)")).collect())
+    assert_documented("KINESIS_DYNAMODB_JSON_UNREADABLE", [failed])
+
+
 def test_kinesis_schema_encode_failed(spark, glue_registry):
     from pyspark.sql import functions as F
 
