@@ -426,8 +426,8 @@ def test_a_query_restarted_in_the_same_application_is_not_held_back_by_the_buffe
 AFFINITY_WORKERS = 3
 AFFINITY_SHARDS = 6  # two per executor: one prefetch task and one batch task per executor and round
 AFFINITY_WARMUP = 5  # batches before the counting starts
-AFFINITY_STEADY = 20  # batches over which GetShardIterator calls are counted
-AFFINITY_AFTER_KILL = 20  # batches after an executor is lost
+AFFINITY_STEADY = 10  # batches over which GetShardIterator calls are counted (at most one per shard)
+AFFINITY_AFTER_KILL = 10  # batches after an executor is lost
 AFFINITY_TIMEOUT = 420.0  # 80 s here; a slow CI machine once made batches ten times slower
 BATCH_ID = "streaming.sql.batchId"  # the job property Spark gives a micro-batch's jobs
 
@@ -471,7 +471,7 @@ def runs_of(placements: List[Tuple[int, str]]) -> List[str]:
 def test_many_executors_keep_each_shard_on_one_executor_and_move_a_lost_executors_shards_once(
         spark, three_workers, fault_proxy, stream_name, tmp_path, drivers):  # noqa: F811
     """Three executors, six shards, a steady writer and the default trigger, kinesalite behind the fault proxy.
-    (a) Over 20 batches after warm-up every shard stays on one executor: its batch tasks run there (where its
+    (a) Over 10 batches after warm-up every shard stays on one executor: its batch tasks run there (where its
     prefetch reports said its buffer is), every streaming task runs where it preferred (PROCESS_LOCAL), and the
     shard's iterator is reused: at most one GetShardIterator per shard per 10 batches. (b) One machine is lost
     (its worker and executor JVMs SIGKILLed, so no replacement executor comes): its shards move once, to executors
