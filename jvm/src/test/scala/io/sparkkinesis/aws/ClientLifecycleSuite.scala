@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.sparkkinesis.testing.{Integration, LocalKinesisServers, SharedSparkSession, TestStreams}
 
 /**
- * A long-lived application: 50 queries one after another, each with keys of its own (as rotating temporary
+ * A long-lived application: 20 queries one after another, each with keys of its own (as rotating temporary
  * credentials give), write and read a stream. Clients, threads and sockets stay bounded.
  */
 @Integration
@@ -24,7 +24,7 @@ class ClientLifecycleSuite extends AnyFunSuite with LocalKinesisServers with Sha
       .count(fd => scala.util.Try(Files.readSymbolicLink(fd).toString.startsWith("socket:")).getOrElse(false))
 
   test(
-    "33 successive queries with distinct keys keep at most 16 clients of each kind, and threads and sockets bounded") {
+    "20 successive queries with distinct keys keep at most 16 clients of each kind, and threads and sockets bounded") {
     val stream = TestStreams.freshStream(kinesalite, "clients", 1)
     def run(i: Int): Unit = {
       val options = TestStreams.options(kinesalite, stream) ++ Map("awsAccessKeyId" -> s"rotated-key-$i")
@@ -34,7 +34,7 @@ class ClientLifecycleSuite extends AnyFunSuite with LocalKinesisServers with Sha
     }
     run(0)
     val (threadsBefore, socketsBefore) = (threads, sockets)
-    (1 until 33).foreach(run) // over twice the 16 clients of each kind one JVM keeps
+    (1 until 20).foreach(run) // more than the 16 clients of each kind one JVM keeps
     val (sync, async) = KinesisClients.cached
     assert(sync <= KinesisClients.MaxClients && async <= KinesisClients.MaxClients, (sync, async))
     // Clients let go are closed once their close delay has passed; then threads and sockets are back near where
