@@ -31,7 +31,7 @@ from harness.waiting import wait_for
 APP = DRIVERS_DIR / "connect_app.py"
 LOCAL_CONNECT_PORT = 15002  # PySpark's local Connect server always listens here
 ROWS = 60
-QUERY_TIMEOUT = 120
+QUERY_TIMEOUT = 240  # a bound for a hang, not a speed: CI machines have been 2-3 times slower than ours
 
 
 def _port_in_use(port: int) -> bool:

@@ -23,7 +23,7 @@ from harness import streams
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-RUN_TIMEOUT_S = 300
+RUN_TIMEOUT_S = 600  # a bound for a hang: the demo takes about 2 minutes here, CI machines have been 2-3 times slower
 PROGRESS = re.compile(r"^\[(\w+)\] batch (\d+): ([\d,]+) records in ")
 
 
