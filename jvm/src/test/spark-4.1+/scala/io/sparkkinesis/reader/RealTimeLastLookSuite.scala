@@ -66,9 +66,11 @@ class RealTimeLastLookSuite extends AnyFunSuite {
     val calls = fetcher.callsAt.toSeq
     assert(handed == Seq("r0", "r1"), s"records handed on in the batch; calls at $calls ms")
     assert(calls.size == 4, s"one look a period, the last held back: calls at $calls ms")
-    // The reader times its looks from before it opens or calls the fetcher, so a gap here may be a few ms short of
-    // the period; GetRecords itself is paced by its fetcher (PollingShardFetcher), exactly.
-    assert(calls.zip(calls.drop(1)).forall { case (a, b) => b - a >= periodMillis - 50 }, s"calls at $calls ms")
+    // The reader times its looks from before it opens or calls the fetcher, so a gap here may be short of the
+    // period by the time between the two: a few ms, or on a machine busy with other tests (CI's lanes side by side)
+    // a thread descheduled for 100 ms or more (once: calls at 91, 1006, 2037 and 3275 ms). Looks without pacing
+    // would come 100 ms apart (the call's time); GetRecords itself is paced by its fetcher (PollingShardFetcher).
+    assert(calls.zip(calls.drop(1)).forall { case (a, b) => b - a >= periodMillis - 300 }, s"calls at $calls ms")
     assert(calls.last >= 3150L && calls.last < batchMillis, s"the last look at ${calls.last} ms")
   }
 }

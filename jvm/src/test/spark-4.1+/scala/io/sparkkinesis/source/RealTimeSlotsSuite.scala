@@ -98,7 +98,9 @@ class RealTimeSlotsSuite extends AnyFunSuite with LocalKinesisServers with Share
         def late = logs.warnings.filter(_.startsWith("[KINESIS_REAL_TIME_TASKS_LATE]"))
         await(query, "the warning of a task without a slot")(late.nonEmpty)
         info(late.head)
-        assert(late.head.contains("1 of the 2 tasks"), late.head)
+        // "1 of the 2": the task that found no slot. On a machine busy with other tests (CI's lanes side by side) the
+        // task in the free slot may start after the 3 s batch's end too: "2 of the 2" (seen once).
+        assert(late.head.contains("1 of the 2 tasks") || late.head.contains("2 of the 2 tasks"), late.head)
         assert(late.head.contains(s"of stream '$stream'"), late.head)
         // Late again in the next batch: from then on, one task reads both shards in the slot left.
         await(query, "the batches fitted to the slot left")(late.exists(_.contains("the next batches run 1 task ")))
