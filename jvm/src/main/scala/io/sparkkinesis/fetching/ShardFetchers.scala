@@ -41,14 +41,11 @@ private[sparkkinesis] object ShardFetchers {
       shardId: String,
       start: StartPosition,
       settings: FetchSettings,
-      closed: Boolean = false): ShardFetcher = settings.service match {
-    case ShardService.DynamoDbStreams =>
-      new StreamsShardFetcher(() => streamsClients(connection), stream, shardId, start, settings.maxRecordsPerCall,
-        settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
-    case ShardService.Kinesis => openKinesis(connection, stream, shardId, start, settings, closed)
-  }
+      closed: Boolean = false): ShardFetcher =
+    settings.service.open(connection, stream, shardId, start, settings, closed)
 
-  private def openKinesis(
+  /** Kinesis's fetcher ([[ShardService.Kinesis]]): enhanced fan-out or GetRecords, as the class comment says. */
+  private[fetching] def openKinesis(
       connection: AwsConnection,
       stream: StreamRef,
       shardId: String,

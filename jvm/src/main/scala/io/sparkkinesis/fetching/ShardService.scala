@@ -1,7 +1,8 @@
 package io.sparkkinesis.fetching
 
 import io.sparkkinesis.aws.{AwsConnection, KinesisClients, RetryPolicy, ShardDescription, ShardListing}
-import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.aws.{Contact, StreamRef}
+import io.sparkkinesis.offsets.StartPosition
 
 /**
  * Which service a query's shards live in: the one seam between the engine (offsets, lineage, planning, prefetch,
@@ -13,6 +14,15 @@ private[sparkkinesis] sealed trait ShardService extends Serializable {
 
   /** Every shard of `stream`, once each, under `policy`. */
   def list(connection: AwsConnection, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription]
+
+  /** A fetcher of one shard from `start` (through [[ShardFetchers.open]], the one place that opens them). */
+  private[fetching] def open(
+      connection: AwsConnection,
+      stream: StreamRef,
+      shardId: String,
+      start: StartPosition,
+      settings: FetchSettings,
+      closed: Boolean): ShardFetcher
 }
 
 private[sparkkinesis] object ShardService {
@@ -21,6 +31,14 @@ private[sparkkinesis] object ShardService {
   case object Kinesis extends ShardService {
     override def list(connection: AwsConnection, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription] =
       ShardListing.list(stream, policy)(KinesisClients.sync(connection).listShards)
+
+    override private[fetching] def open(
+        connection: AwsConnection,
+        stream: StreamRef,
+        shardId: String,
+        start: StartPosition,
+        settings: FetchSettings,
+        closed: Boolean): ShardFetcher = ShardFetchers.openKinesis(connection, stream, shardId, start, settings, closed)
   }
 
   /**
@@ -31,5 +49,15 @@ private[sparkkinesis] object ShardService {
   case object DynamoDbStreams extends ShardService {
     override def list(connection: AwsConnection, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription] =
       io.sparkkinesis.aws.DynamoDbStreams.list(connection, stream, policy)
+
+    override private[fetching] def open(
+        connection: AwsConnection,
+        stream: StreamRef,
+        shardId: String,
+        start: StartPosition,
+        settings: FetchSettings,
+        closed: Boolean): ShardFetcher =
+      new StreamsShardFetcher(() => ShardFetchers.streamsClients(connection), stream, shardId, start,
+        settings.maxRecordsPerCall, settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
   }
 }
