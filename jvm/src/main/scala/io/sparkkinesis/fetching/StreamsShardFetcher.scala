@@ -110,9 +110,10 @@ private[sparkkinesis] final class StreamsShardFetcher(
                   .fold(1L)(t => clock() - t.toEpochMilli))
           FetchedPage(records.map(StreamRecordCodec.toKinesis), behind, ended)
         } catch {
-          case e: TrimmedDataAccessException =>
+          // Thrown by GetRecords, or by GetShardIterator under its policy (which wraps it in a service error).
+          case e: Throwable if trimmed(e).isDefined =>
             lost(s"the query's position ($position) is older than the stream's 24-hour retention " +
-              s"(${KinesisErrors.safeMessage(e).take(200)})")
+              s"(${KinesisErrors.safeMessage(trimmed(e).get).take(200)})")
             lastSequence = None
             from = StartPosition.TrimHorizon
             iterator = None
@@ -127,6 +128,12 @@ private[sparkkinesis] final class StreamsShardFetcher(
         throttledCount += 1
         throw e
     }
+  }
+
+  private def trimmed(e: Throwable): Option[TrimmedDataAccessException] = e match {
+    case t: TrimmedDataAccessException => Some(t)
+    case k: KinesisException => Option(k.getCause).collect { case t: TrimmedDataAccessException => t }
+    case _ => None
   }
 
   private def position: String =

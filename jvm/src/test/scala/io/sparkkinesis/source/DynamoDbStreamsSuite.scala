@@ -21,7 +21,8 @@ import io.sparkkinesis.testing.{Integration, MotoServer, SharedSparkSession}
 /**
  * Issue 53, first slice: `format("dynamodb-streams")` on the Kinesis engine, against moto's DynamoDB and DynamoDB
  * Streams (one table per test, NEW_AND_OLD_IMAGES): every change once and in order per key, the columns, AvailableNow
- * and processing-time triggers, a restart from the checkpoint, the starting positions, a batch read, the error for a
+ * and processing-time triggers, a restart from the checkpoint, the starting positions, a batch read, a table of the
+ * session catalog (`CREATE TABLE ... USING \`dynamodb-streams\``), the error for a
  * table without a stream, and the assembled jar's cut DynamoDB Streams client (project/DynamoDbStreamsCut.scala).
  * moto keeps one open shard per stream and writes no `userIdentity`, so shard rotation and TTL deletes are not here.
  */
@@ -30,6 +31,10 @@ class DynamoDbStreamsSuite extends AnyFunSuite with MotoServer with SharedSparkS
   import DynamoDbStreamsSuite._
 
   private val tables = new AtomicInteger()
+
+  // CREATE TABLE keeps its folder out of the working tree.
+  override protected def sparkConf: Map[String, String] =
+    Map("spark.sql.warehouse.dir" -> Files.createTempDirectory("dynamodb-warehouse").toString)
 
   private lazy val dynamo: DynamoDbClient = DynamoDbClient.builder().endpointOverride(URI.create(moto))
     .region(Region.US_EAST_1)
@@ -183,6 +188,20 @@ class DynamoDbStreamsSuite extends AnyFunSuite with MotoServer with SharedSparkS
     val batch = spark.read.format("dynamodb-streams").options(connection + ("streamArn" -> arn)).load()
     batch.createOrReplaceTempView("ddb_by_arn")
     assert(byKey(rows("ddb_by_arn")) == Map("x" -> expected(1)))
+  }
+
+  test("CREATE TABLE ... USING `dynamodb-streams` reads the table's stream with SELECT and readStream.table") {
+    val table = freshTable("sql-table")
+    changes(table, Seq("q"), updates = 1)
+    val options = (connection ++ Map("tableName" -> table, "initialPosition" -> "trim_horizon"))
+      .map { case (k, v) => s"$k '$v'" }.mkString(", ")
+    spark.sql(s"CREATE TABLE ddb_sql USING `dynamodb-streams` OPTIONS ($options)")
+    try {
+      spark.table("ddb_sql").createOrReplaceTempView("ddb_sql_batch")
+      assert(byKey(rows("ddb_sql_batch")) == Map("q" -> expected(1)))
+      availableNow(spark.readStream.table("ddb_sql"), "ddb_sql_stream", Files.createTempDirectory("ddb-sql").toFile)
+      assert(byKey(rows("ddb_sql_stream")) == Map("q" -> expected(1)))
+    } finally spark.sql("DROP TABLE IF EXISTS ddb_sql")
   }
 
   test("a table without a stream, or no table, fails with [KINESIS_DYNAMODB_STREAM_NOT_ENABLED] saying how to enable") {
