@@ -65,6 +65,7 @@ def main(config_path: str) -> int:
              .option("checkpointLocation", config["checkpoint"]).outputMode("update")
              .trigger(realTime=f"{int(config['batchSeconds'])} seconds").start())
     code, seen = 1, 0
+    output = streams.Tail(kinesis, config["output"])
     expected, split = int(config["records"]), "split" not in config
     started = time.monotonic()
     deadline = started + float(config["deadline"]) - time.time()
@@ -74,7 +75,7 @@ def main(config_path: str) -> int:
             if query.exception() is not None:
                 print(f"realtime_cluster_app: the query failed: {query.exception()}", file=sys.stderr)
                 break
-            seen = len(streams.read_all(kinesis, config["output"]))
+            seen = output.poll()
             if not split and seen >= expected:
                 streams.split_in_half(kinesis, config["stream"], config["split"])
                 streams.put_records(kinesis, config["stream"], [tuple(r) for r in config["later"]])

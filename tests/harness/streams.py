@@ -10,7 +10,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 __all__ = ["client", "create_stream", "delete_stream", "wait_active", "list_shards", "split_in_half", "put_records",
-           "read_all", "data_set"]
+           "read_all", "data_set", "Tail"]
 
 REGION = "us-east-1"
 MAX_PUT_RECORDS = 500
@@ -204,6 +204,38 @@ def read_all(kinesis, stream: str, timeout: float = 120.0) -> List[Dict[str, Any
     for shard in list_shards(kinesis, stream):
         out.extend(_read_shard(kinesis, stream, shard["ShardId"], deadline))
     return out
+
+
+class Tail:
+    """Counts a stream's records as they arrive, one poll at a time, from TRIM_HORIZON: each poll reads on from where
+    the last one stopped, at most ``pages`` GetRecords per shard, so a poll costs what arrived since the last one.
+
+    read_all reads from the start each time and returns only once a shard answers empty: on a stream a writer keeps
+    busy, a slow server may never answer empty, and the call ends at its timeout. A poll never waits for that.
+    """
+
+    def __init__(self, kinesis, stream: str, pages: int = 5) -> None:
+        self._kinesis, self._stream, self._pages = kinesis, stream, pages
+        self._iterators: Dict[str, Optional[str]] = {}
+        self.count = 0
+
+    def poll(self) -> int:
+        """Reads what arrived since the last poll (new shards from their start) and returns the count so far."""
+        for shard in list_shards(self._kinesis, self._stream):
+            shard_id = shard["ShardId"]
+            if shard_id not in self._iterators:
+                self._iterators[shard_id] = self._kinesis.get_shard_iterator(
+                    StreamName=self._stream, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+            for _ in range(self._pages):
+                iterator = self._iterators[shard_id]
+                if not iterator:
+                    break
+                response = self._kinesis.get_records(ShardIterator=iterator, Limit=MAX_GET_RECORDS)
+                self._iterators[shard_id] = response.get("NextShardIterator")
+                self.count += len(response.get("Records", []))
+                if not response.get("Records"):
+                    break
+        return self.count
 
 
 def data_set(records: Sequence[Dict[str, Any]]) -> set:
