@@ -28,6 +28,8 @@ from harness import local_kinesis, streams  # type: ignore[import-not-found]  # 
 STREAM = "demo-orders"
 RATE = 300          # records per second
 SECONDS = 20        # how long the writer writes
+QUIET_LIMIT = 120   # beyond SECONDS, how long the query may go without completing a batch before the demo gives up
+MAX_SECONDS = 900   # the whole run at most (a busy machine runs each batch slower; a quiet one takes about a minute)
 CUSTOMERS = 40
 
 
@@ -97,12 +99,13 @@ def main() -> int:
             print(f"[demo] writing {RATE} orders/s for {SECONDS} s; the query reads them as they arrive")
             print("[demo] (lag is Kinesis' MillisBehindLatest of each shard's last read: kinesalite always "
                   "reports 0 on open shards; AWS and kinesis-mock report the real value)")
-            last_batch = -1
-            deadline = time.monotonic() + SECONDS + 90
-            while time.monotonic() < deadline:
+            last_batch, last_progress = -1, time.monotonic()
+            deadline = time.monotonic() + MAX_SECONDS
+            timed_out = True
+            while time.monotonic() < deadline and time.monotonic() - last_progress < SECONDS + QUIET_LIMIT:
                 for p in query.recentProgress:
                     if p["batchId"] > last_batch:
-                        last_batch = p["batchId"]
+                        last_batch, last_progress = p["batchId"], time.monotonic()
                         m = p["sources"][0].get("metrics", {})
                         print(f"[demo] batch {p['batchId']:3d}: {p['numInputRows']:5d} records  "
                               f"lag avg {float(m.get('avgMsBehindLatest', 0)):7.1f} ms  "
@@ -112,8 +115,12 @@ def main() -> int:
                 if not thread.is_alive():
                     rows = spark.table("demo_totals").collect()
                     if sum(r.orders for r in rows) >= len(written):
+                        timed_out = False
                         break
                 time.sleep(0.5)
+            if timed_out:
+                print(f"[demo] gave up waiting: the query had not counted every order (no batch for "
+                      f"{time.monotonic() - last_progress:.0f} s, or {MAX_SECONDS} s in all)")
             rows = spark.table("demo_totals").collect()
             counted = sum(r.orders for r in rows)
             id_sum = sum(r.id_sum for r in rows)

@@ -67,7 +67,7 @@ class AwslabsCheckpointSuite extends AnyFunSuite with LocalKinesisServers with S
       .selectExpr("CAST(data AS STRING) AS data")
       .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint.toString)
       .trigger(Trigger.AvailableNow()).start()
-    assert(query.awaitTermination(120000L), "the query did not end within 2 minutes")
+    assert(query.awaitTermination(600000L), "the query did not end within 10 minutes")
     query.exception.foreach(e => fail(e))
     sink.rows.asScala.toSeq
   }
@@ -137,7 +137,7 @@ class AwslabsCheckpointSuite extends AnyFunSuite with LocalKinesisServers with S
       .selectExpr("CAST(data AS STRING) AS data")
       .writeStream.foreachBatch(sink).option("checkpointLocation", root.toString)
       .trigger(Trigger.AvailableNow()).start()
-    val error = intercept[Exception](query.awaitTermination(120000L))
+    val error = intercept[Exception](query.awaitTermination(600000L))
     val message = Iterator.iterate[Throwable](error)(_.getCause).takeWhile(_ != null).map(_.getMessage)
       .find(m => m != null && m.contains("[KINESIS_FOREIGN_CHECKPOINT]")).getOrElse(fail(error))
     assert(message.contains(s"The checkpoint ${root.toUri.getPath.stripSuffix("/")}") ||

@@ -38,7 +38,7 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
       .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint).trigger(trigger).start()
 
   /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
-  private def await(query: StreamingQuery, what: String, seconds: Int = 120)(done: => Boolean): Unit = {
+  private def await(query: StreamingQuery, what: String, seconds: Int = 600)(done: => Boolean): Unit = {
     val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
     while (!done) {
       query.exception.foreach(e => fail(e))

@@ -392,7 +392,7 @@ class RealTimeModeSuite extends AnyFunSuite with LocalKinesisServers with Shared
       .writeStream.foreach(new Collected("refused")).outputMode("update").trigger(trigger)
       .option("checkpointLocation", Files.createTempDirectory("rtm-options").toString).start()
     try {
-      val failure = intercept[Exception](query.awaitTermination(60000))
+      val failure = intercept[Exception](query.awaitTermination(600000))
       assert(failure.getMessage.contains("[KINESIS_OPTION_NOT_IN_REAL_TIME_MODE]"), failure.getMessage)
       assert(failure.getMessage.contains("'maxRecordsPerTrigger'"), failure.getMessage)
     } finally query.stop()

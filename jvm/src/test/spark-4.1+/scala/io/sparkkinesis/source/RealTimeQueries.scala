@@ -6,8 +6,11 @@ import org.scalatest.Assertions
 /** What the real-time suites share: waiting on a running query for a condition, and records under ten keys. */
 trait RealTimeQueries extends Assertions {
 
-  /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
-  protected def await(query: StreamingQuery, what: => String, seconds: Int = 120)(done: => Boolean): Unit = {
+  /**
+   * Waits until `done`, failing with the query's error or `what` after `seconds` (by default sized for a machine
+   * three times slower than a quiet one, as CI's lanes side by side make it: it only lengthens a failing run).
+   */
+  protected def await(query: StreamingQuery, what: => String, seconds: Int = 600)(done: => Boolean): Unit = {
     val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
     while (!done) {
       query.exception.foreach(e => fail(e))
