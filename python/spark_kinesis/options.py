@@ -68,6 +68,8 @@ class KinesisOptions:
     REQUIRE_CONSUMER_DEREGISTRATION: Final = "requireConsumerDeregistration"
     REGISTERED_CONSUMER_ID: Final = "registeredConsumerId"
     REGISTERED_CONSUMER_ID_TYPE: Final = "registeredConsumerIdType"
+    TABLE_NAME: Final = "tableName"
+    STREAM_ARN: Final = "streamArn"
     MAX_RECORDS_PER_REQUEST: Final = "maxRecordsPerRequest"
     MAX_REQUEST_SIZE: Final = "maxRequestSize"
     MAX_RECORD_SIZE: Final = "maxRecordSize"
@@ -227,6 +229,12 @@ OPTIONS: Dict[str, OptionInfo] = {
     "registeredConsumerIdType": OptionInfo(
         "registeredConsumerIdType", "enum", "source", "name", ("name", "arn"), None, None, False,
         "one of name, arn"),
+    "tableName": OptionInfo(
+        "tableName", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
+    "streamArn": OptionInfo(
+        "streamArn", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
     "maxRecordsPerRequest": OptionInfo(
         "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
         "a whole number from 1 to 500"),
@@ -337,7 +345,6 @@ OPTIONS: Dict[str, OptionInfo] = {
 # Other connectors' names taken under format("kinesis") (io.sparkkinesis.config.ForeignOptions), each with the
 # option it sets here, or None when it has no effect or is refused: passed on for the connector to judge.
 FOREIGN_OPTIONS: Dict[str, Optional[str]] = {
-    "streamARN": "streamName",
     "endpoint": "endpointUrl",
     "awsAccessKey": "awsAccessKeyId",
     "stsEndpoint": "stsEndpointUrl",

@@ -165,6 +165,15 @@ private[sparkkinesis] object KinesisOptions {
     "Whether `registeredConsumerId` is the consumer's name (looked up on every stream read) or its ARN (one " +
       "stream only).", "Enhanced fan-out")
 
+  // ---- DynamoDB Streams (format "dynamodb-streams", docs/dynamodb-streams.md) ----
+  private val DynamoDb = "DynamoDB Streams"
+  val TableName: OptionSpec[String] = OptionSpec("tableName", Text, None, Scope.Source, V0_1,
+    "With format `dynamodb-streams`: the DynamoDB table whose latest stream to read (found with ListStreams when " +
+      "the query is defined). Give it or `streamArn`.", DynamoDb)
+  val StreamArn: OptionSpec[String] = OptionSpec("streamArn", Text, None, Scope.Source, V0_1,
+    "With format `dynamodb-streams`: the ARN of the DynamoDB stream to read " +
+      "(arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>). Give it or `tableName`.", DynamoDb)
+
   // ---- sink ----
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
     Scope.Sink, V0_1, "Entries in one PutRecords call (the service maximum is 500).", "Sink")
@@ -317,7 +326,7 @@ private[sparkkinesis] object KinesisOptions {
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     StallTimeout, DropOutOfRangeSubRecords,
     ConsumerMode, ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration, RegisteredConsumerId,
-    RegisteredConsumerIdType,
+    RegisteredConsumerIdType, TableName, StreamArn,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,

@@ -39,7 +39,8 @@ private[sparkkinesis] class KinesisMicroBatchStream(
 
   val sourceId: String = UUID.randomUUID().toString
   private val tracker =
-    new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
+    new ShardTracker(options.fetch.service.list(options.connection, _, _), options.streams,
+      options.shardDiscoveryMillis,
       options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
 
   /** Spark's task slots, which bound the tasks of a round and of a batch (overridden by tests). */

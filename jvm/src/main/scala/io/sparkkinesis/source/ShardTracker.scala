@@ -7,14 +7,14 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 
-import software.amazon.awssdk.services.kinesis.KinesisClient
-
 import io.sparkkinesis.aws.{RetryPolicy, ShardDescription, ShardListing, StreamRef}
+import software.amazon.awssdk.services.kinesis.KinesisClient
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
 
 /**
- * Driver-side shard discovery and lineage. Lists the shards of every stream at most every `intervalMillis`, and
+ * Driver-side shard discovery and lineage. Lists the shards of every stream at most every `intervalMillis`
+ * (`listShards`: the source's `fetching.ShardService`, ListShards or DynamoDB's DescribeStream), and
  * keeps the offset in step with the listing:
  *  - a shard that appeared is added, to be read from its trim horizon;
  *  - a shard read to its end (`Ended`) that the listing no longer has (retention removed it) is dropped: nothing
@@ -31,7 +31,7 @@ import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, St
  * after the listing was taken) is decided by a listing taken then, as is a listing `force`d after a shard ended.
  */
 private[sparkkinesis] final class ShardTracker(
-    client: () => KinesisClient,
+    listShards: (StreamRef, RetryPolicy) => Seq[ShardDescription],
     streams: Seq[StreamRef],
     intervalMillis: Long,
     failOnDataLoss: Boolean = true,
@@ -54,7 +54,7 @@ private[sparkkinesis] final class ShardTracker(
 
   private def fetch(): Map[ShardKey, ShardDescription] =
     streams.flatMap { s =>
-      ShardListing.list(s, policy)(client().listShards).map(d => ShardKey(s.name, d.shardId) -> d)
+      listShards(s, policy).map(d => ShardKey(s.name, d.shardId) -> d)
     }.toMap
 
   private def adopt(shards: Map[ShardKey, ShardDescription], at: Long): Map[ShardKey, ShardDescription] = {
@@ -148,4 +148,11 @@ private[sparkkinesis] final class ShardTracker(
       lastReadable = Some((offset, parents, answer))
       answer
   }
+}
+
+private[sparkkinesis] object ShardTracker {
+
+  /** Kinesis's ListShards through `client` (tests give a fake one). */
+  def listShards(client: () => KinesisClient): (StreamRef, RetryPolicy) => Seq[ShardDescription] =
+    (stream, policy) => ShardListing.list(stream, policy)(client().listShards)
 }

@@ -60,7 +60,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a stream with 2,500 shards is listed completely across pages, following the paging rules, in bounded time") {
     val fake = new PagedListShards(Map("orders" -> (0 until 2500).map(i => shard(i))), pageSize = 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 1000)
     val started = System.nanoTime()
     val listed = tracker.list()
     val offset = KinesisSourceOffset(
@@ -78,7 +78,8 @@ class ShardTrackerSuite extends AnyFunSuite {
   test("a stream named by ARN is listed by ARN, and later pages carry only the token") {
     val arn = "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
     val fake = new PagedListShards(Map("orders" -> (0 until 5).map(i => shard(i))), pageSize = 2)
-    new ShardTracker(() => fake, Seq(StreamRef("orders", Some(arn), Some("us-east-1"))), 1000).list()
+    new ShardTracker(ShardTracker.listShards(() => fake), Seq(StreamRef("orders", Some(arn), Some("us-east-1"))), 1000)
+      .list()
     assert(fake.requests.head.streamARN() == arn)
     assert(fake.requests.size == 3)
     assert(fake.requests.tail.forall(r => r.streamARN() == null && r.streamName() == null))
@@ -88,7 +89,7 @@ class ShardTrackerSuite extends AnyFunSuite {
     val shards = Seq(shard(0, closed = true), shard(1, closed = true), shard(2, Seq(0)), shard(3, Seq(0)),
       shard(4, Seq(1, 3)), shard(5, Seq(99)))
     val fake = new PagedListShards(Map("orders" -> shards), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), 1000)
     tracker.list()
     def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
     val after = ShardPosition.After(RecordPosition("5", 0, lastInAggregate = true))
@@ -105,7 +106,8 @@ class ShardTrackerSuite extends AnyFunSuite {
   test("ended parents of shards not ended yet: what a real-time task needs to go on into a merged child") {
     val shards = Seq(shard(0, closed = true), shard(1, closed = true), shard(2, Seq(0)), shard(3, Seq(0)),
       shard(4, Seq(1, 3)))
-    val tracker = new ShardTracker(() => new PagedListShards(Map("orders" -> shards), 1000), Seq(orders), 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => new PagedListShards(Map("orders" -> shards), 1000)),
+      Seq(orders), 1000)
     tracker.list()
     val start = KinesisSourceOffset(
       (0 to 4).map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
@@ -120,7 +122,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a stream that does not exist fails with a clear error rather than looking finished") {
     val fake = new PagedListShards(Map.empty, 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), 1000)
     val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.list())
     assert(e.getMessage.startsWith("[KINESIS_STREAM_NOT_FOUND] Stream 'orders' does not exist"))
   }
@@ -130,7 +132,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a listing that changes nothing keeps the offset as it is, its pinned first records with it") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0)
     // The end of a first batch from trim horizon: each shard's first record pinned (a replay reads from there).
     val offset =
       KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> readTo5), firsts = Map(key(0) -> "1", key(1) -> "2"))
@@ -146,7 +148,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a shard read to its end is dropped from the offset once retention removes it from the listing") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0, closed = true), shard(1, Seq(0)))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0)
     val offset = KinesisSourceOffset(Map(key(0) -> ShardPosition.Ended, key(1) -> readTo5))
     assert(tracker.refresh(offset, System.currentTimeMillis()) == offset, "a listed ended shard stays")
     fake.shardsOf = Map("orders" -> Seq(shard(1, Seq(0))))
@@ -158,7 +160,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("an unfinished shard that retention removed is data loss: the query fails, naming the shard and position") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0)
     val offset =
       KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.refresh(offset, System.currentTimeMillis()))
@@ -170,7 +172,8 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("with failOnDataLoss=false a removed unfinished shard is dropped and counted, and its child becomes readable") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0, failOnDataLoss = false)
+    val tracker =
+      new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0, failOnDataLoss = false)
     val offset =
       KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     val refreshed = tracker.refresh(offset, System.currentTimeMillis())
@@ -199,7 +202,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a tracker that lists ahead lists on the driver's listing thread, and a due plan takes that listing") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 60000)
     try {
       listedBefore(tracker, 60000)
       // A split after the plan's last listing: the listing taken ahead sees it.
@@ -218,7 +221,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a listing taken ahead that lacks a shard of the offset, or a forced one, is listed by the plan itself") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 60000)
     try {
       listedBefore(tracker, 60000)
       tracker.listAhead()
