@@ -217,7 +217,7 @@ def dynamodb_stream(
         raise KinesisOptionError(
             "[KINESIS_MISSING_OPTION] Give dynamodb_stream either a table or stream_arn, e.g. "
             "dynamodb_stream(spark, 'orders')", "KINESIS_MISSING_OPTION")
-    named: List[Tuple[str, object]] = [("tableName", table), ("streamArn", stream_arn)]
+    named: List[Tuple[str, object]] = [("tableName", table), ("dynamoDbStreamArn", stream_arn)]
     named += _source_arguments(region, endpoint_url, initial_position, InitialPosition.LATEST, options)
     opts = _connector_options("source", [], named, options)
     with translate_errors():

@@ -69,7 +69,7 @@ class KinesisOptions:
     REGISTERED_CONSUMER_ID: Final = "registeredConsumerId"
     REGISTERED_CONSUMER_ID_TYPE: Final = "registeredConsumerIdType"
     TABLE_NAME: Final = "tableName"
-    STREAM_ARN: Final = "streamArn"
+    DYNAMO_DB_STREAM_ARN: Final = "dynamoDbStreamArn"
     MAX_RECORDS_PER_REQUEST: Final = "maxRecordsPerRequest"
     MAX_REQUEST_SIZE: Final = "maxRequestSize"
     MAX_RECORD_SIZE: Final = "maxRecordSize"
@@ -232,8 +232,8 @@ OPTIONS: Dict[str, OptionInfo] = {
     "tableName": OptionInfo(
         "tableName", "string", "source", None, (), None, None, False,
         "a non-empty string"),
-    "streamArn": OptionInfo(
-        "streamArn", "string", "source", None, (), None, None, False,
+    "dynamoDbStreamArn": OptionInfo(
+        "dynamoDbStreamArn", "string", "source", None, (), None, None, False,
         "a non-empty string"),
     "maxRecordsPerRequest": OptionInfo(
         "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
@@ -345,6 +345,7 @@ OPTIONS: Dict[str, OptionInfo] = {
 # Other connectors' names taken under format("kinesis") (io.sparkkinesis.config.ForeignOptions), each with the
 # option it sets here, or None when it has no effect or is refused: passed on for the connector to judge.
 FOREIGN_OPTIONS: Dict[str, Optional[str]] = {
+    "streamARN": "streamName",
     "endpoint": "endpointUrl",
     "awsAccessKey": "awsAccessKeyId",
     "stsEndpoint": "stsEndpointUrl",

@@ -29,11 +29,11 @@ private[sparkkinesis] object DynamoDbStreams {
     s"aws dynamodb update-table --table-name $table --stream-specification " +
       "StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES"
 
-  /** A stream named by its ARN (option `streamArn`). */
+  /** A stream named by its ARN (option `dynamoDbStreamArn`). */
   def parseArn(text: String): StreamRef = text.trim match {
     case arn @ ArnPattern(region) => StreamRef(arn, Some(arn), Some(region))
     case other =>
-      throw KinesisErrors.invalidOptionValue("streamArn", other,
+      throw KinesisErrors.invalidOptionValue("dynamoDbStreamArn", other,
         "a DynamoDB stream ARN such as arn:aws:dynamodb:us-east-1:123456789012:table/orders/stream/" +
           "2026-01-31T12:00:00.000")
   }

@@ -21,7 +21,7 @@ private[sparkkinesis] object Dialect {
 
   /**
    * `format("dynamodb-streams")`: a DynamoDB table's change stream read by the same engine (docs/dynamodb-streams.md).
-   * It takes this connector's names only, reads one stream (`tableName` or `streamArn`) and writes nothing.
+   * It takes this connector's names only, reads one stream (`tableName` or `dynamoDbStreamArn`) and writes nothing.
    */
-  case object DynamoDbStreams extends Dialect("dynamodb-streams", "streamArn", None)
+  case object DynamoDbStreams extends Dialect("dynamodb-streams", "dynamoDbStreamArn", None)
 }

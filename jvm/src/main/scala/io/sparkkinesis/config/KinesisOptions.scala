@@ -169,8 +169,8 @@ private[sparkkinesis] object KinesisOptions {
   private val DynamoDb = "DynamoDB Streams"
   val TableName: OptionSpec[String] = OptionSpec("tableName", Text, None, Scope.Source, V0_1,
     "With format `dynamodb-streams`: the DynamoDB table whose latest stream to read (found with ListStreams when " +
-      "the query is defined). Give it or `streamArn`.", DynamoDb)
-  val StreamArn: OptionSpec[String] = OptionSpec("streamArn", Text, None, Scope.Source, V0_1,
+      "the query is defined). Give it or `dynamoDbStreamArn`.", DynamoDb)
+  val StreamArn: OptionSpec[String] = OptionSpec("dynamoDbStreamArn", Text, None, Scope.Source, V0_1,
     "With format `dynamodb-streams`: the ARN of the DynamoDB stream to read " +
       "(arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>). Give it or `tableName`.", DynamoDb)
 

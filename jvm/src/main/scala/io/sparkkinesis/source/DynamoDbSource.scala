@@ -6,7 +6,7 @@ import io.sparkkinesis.errors.KinesisErrors
 
 /**
  * What `format("dynamodb-streams")` asks of a read's options besides the engine's ([[SourceOptions]]): one stream,
- * by `tableName` (its latest stream, looked up now) or `streamArn`, and none of the options DynamoDB Streams has
+ * by `tableName` (its latest stream, looked up now) or `dynamoDbStreamArn`, and none of the options DynamoDB Streams has
  * no use for (enhanced fan-out).
  */
 private[source] object DynamoDbSource {

@@ -185,7 +185,7 @@ class DynamoDbStreamsSuite extends AnyFunSuite with MotoServer with SharedSparkS
     val table = freshTable("by-arn")
     changes(table, Seq("x"), updates = 1)
     val arn = dynamo.describeTable(DescribeTableRequest.builder().tableName(table).build()).table().latestStreamArn()
-    val batch = spark.read.format("dynamodb-streams").options(connection + ("streamArn" -> arn)).load()
+    val batch = spark.read.format("dynamodb-streams").options(connection + ("dynamoDbStreamArn" -> arn)).load()
     batch.createOrReplaceTempView("ddb_by_arn")
     assert(byKey(rows("ddb_by_arn")) == Map("x" -> expected(1)))
   }
