@@ -21,6 +21,7 @@ from spark_kinesis.options import FOREIGN_OPTIONS, OPTIONS
 
 from conftest import connector_options
 from harness import streams
+from harness.waiting import QUERY_END_S
 from harness.fault_fixtures import create_stream, fault_proxy, landed  # noqa: F401 (fault_proxy is a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +123,7 @@ def test_from_exception_finds_the_condition_of_a_failed_query(spark, kinesalite_
     streams.delete_stream(kinesis, stream_name)
     query = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path)).start()
     with pytest.raises(Exception) as err:
-        query.awaitTermination(60)
+        query.awaitTermination(QUERY_END_S)
     assert isinstance(from_exception(err.value), KinesisStreamNotFoundError)
     # Found by the condition of the JVM error inside the StreamingQueryException, not by reading its message.
     monkeypatch.setattr(errors, "_CONDITION", re.compile(r"(?!)"))
@@ -470,7 +471,7 @@ def test_kinesis_stream_reads_through_enhanced_fan_out(spark, kinesis_mock_serve
         stream_name.replace("-", "_")).option("checkpointLocation", str(tmp_path / "checkpoint"))
         .trigger(availableNow=True).start())
     try:
-        assert query.awaitTermination(180), "the AvailableNow query did not end in 180 s"
+        assert query.awaitTermination(QUERY_END_S), "the AvailableNow query did not end"
         rows = spark.sql(f"SELECT data FROM {stream_name.replace('-', '_')}").collect()
         assert sorted(r.data for r in rows) == sorted(f"r{i}" for i in range(200))
         metrics = [p["sources"][0]["metrics"] for p in query.recentProgress if p["numInputRows"] > 0]

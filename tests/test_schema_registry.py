@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 from conftest import connector_options
 from harness import moto, streams
+from harness.waiting import QUERY_END_S
 
 from spark_kinesis import from_glue_schema_registry, read_kinesis, to_glue_schema_registry, write_kinesis
 from spark_kinesis.errors import KinesisDecodeError, KinesisOptionError, KinesisSchemaError, \
@@ -122,7 +123,7 @@ def test_records_of_two_versions_decode_to_one_shape_in_batch_and_micro_batch(
               .option("streamName", stream_name).option("initialPosition", "trim_horizon").load())
     query = (project(stream).writeStream.format("memory").queryName("gsr_" + stream_name.replace("-", "_"))
              .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
-    assert query.awaitTermination(180), "the AvailableNow query did not end in 180 s"
+    assert query.awaitTermination(QUERY_END_S), "the AvailableNow query did not end"
     assert query.exception() is None
     check(spark.table(query.name).collect())
 
@@ -166,7 +167,7 @@ def test_encoded_by_the_sink_decoded_by_the_pypi_deserializer_and_by_the_source(
     query = (stream.select(decode).select("o.id", "o.customer", "o.note").writeStream.format("memory")
              .queryName("gsr_back_" + stream_name.replace("-", "_"))
              .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
-    assert query.awaitTermination(180), "the AvailableNow query did not end in 180 s"
+    assert query.awaitTermination(QUERY_END_S), "the AvailableNow query did not end"
     assert query.exception() is None
     assert sorted(tuple(r) for r in spark.table(query.name).collect()) == typed
 

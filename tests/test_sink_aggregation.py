@@ -10,6 +10,7 @@ import base64
 
 from conftest import connector_options
 from harness import ordering, streams
+from harness.waiting import QUERY_END_S
 
 N = 4000
 
@@ -56,7 +57,7 @@ def test_aggregated_output_is_read_record_by_record(spark, local_kinesis_server,
              .writeStream.format("memory").queryName("agg_" + stream_name.replace("-", "_"))
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     try:
-        assert query.awaitTermination(180), "the AvailableNow query did not finish"
+        assert query.awaitTermination(QUERY_END_S), "the AvailableNow query did not finish"
         assert query.exception() is None
         read = spark.table(query.name).collect()
     finally:

@@ -15,6 +15,7 @@ from collections import Counter
 
 from conftest import connector_options
 from harness import checkpoint as spark_log
+from harness.waiting import QUERY_END_S
 from harness import streams
 from harness.fault_fixtures import create_stream, fault_proxy, landed  # noqa: F401 (fault_proxy: pytest fixture)
 from harness.fault_proxy import FAILED_PUT_ENTRIES
@@ -89,7 +90,7 @@ def test_progress_reports_each_batch_sink_counters(spark, fault_proxy, stream_na
              .writeStream.format("kinesis").options(**connector_options(fault_proxy), streamName=stream_name)
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     try:
-        assert query.awaitTermination(120), "the AvailableNow query did not finish in 120 s"
+        assert query.awaitTermination(QUERY_END_S), "the AvailableNow query did not finish"
     finally:
         query.stop()
     assert query.exception() is None, query.exception()

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import connector_options, stream_reader
 from harness import streams
+from harness.waiting import QUERY_END_S
 
 
 def _write(kinesis, stream):
@@ -48,7 +49,7 @@ def test_a_streaming_query_starts_after_or_at_the_given_sequence_numbers(spark, 
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(availableNow=True).start())
     try:
-        assert query.awaitTermination(120), query.status
+        assert query.awaitTermination(QUERY_END_S), query.status
         assert query.exception() is None, query.exception()
     finally:
         query.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import stream_reader as _reader
 from harness import streams
-from harness.waiting import wait_for
+from harness.waiting import QUERY_END_S, wait_for
 
 
 @pytest.mark.compat
@@ -23,7 +23,7 @@ def test_available_now_reads_what_was_there_and_stops(spark, local_kinesis_serve
         # Records written once the query is running are not part of what it was asked to read.
         wait_for(lambda: query.lastProgress is not None or not query.isActive, 120, "first batch")
         streams.put_records(kinesis, stream_name, [(f"after-{i}", "k") for i in range(100)])
-        assert query.awaitTermination(180), "the AvailableNow query was still running after 180 s"
+        assert query.awaitTermination(QUERY_END_S), "the AvailableNow query was still running"
         assert query.exception() is None
         got = [r.data for r in spark.table(query.name).collect()]
         assert sorted(got) == sorted(d for d, _ in before)
@@ -48,7 +48,7 @@ def test_max_bytes_per_trigger_bounds_every_batch(spark, kinesalite_server, stre
 
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(availableNow=True).start())
-    assert query.awaitTermination(180), "the AvailableNow query was still running after 180 s"
+    assert query.awaitTermination(QUERY_END_S), "the AvailableNow query was still running"
     assert query.exception() is None
     assert sum(n for _, _, n in rows) == 400
     assert all(b <= 50_000 for _, b, _ in rows), rows

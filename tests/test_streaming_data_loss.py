@@ -18,7 +18,7 @@ from harness import checkpoint as cp
 from harness import streams
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
 from harness.fault_proxy import TRIMMED_ITERATOR, TRIMMED_POSITION
-from harness.waiting import wait_for
+from harness.waiting import QUERY_END_S, wait_for
 
 SHARD = "shardId-000000000000"
 OTHER_SHARD = "shardId-000000000001"
@@ -34,7 +34,7 @@ def _run(spark, proxy, stream, checkpoint, rows, **options):
              .trigger(availableNow=True).start())
     try:
         try:
-            finished = query.awaitTermination(120)
+            finished = query.awaitTermination(QUERY_END_S)
         except StreamingQueryException:
             finished = True  # failed: the caller looks at query.exception()
         assert finished, f"the query did not finish; it is at {query.status['message']!r}"
@@ -144,7 +144,7 @@ def test_a_replayed_batch_begun_at_trim_horizon_whose_head_was_trimmed_fails_or_
                .trigger(availableNow=True).start())
     try:
         with pytest.raises(Exception):
-            crashed.awaitTermination(120)
+            crashed.awaitTermination(QUERY_END_S)
     finally:
         crashed.stop()
     assert cp.offset_batches(checkpoint) == [0] and cp.commits(checkpoint) == []

@@ -13,7 +13,7 @@ from collections import Counter
 from conftest import stream_reader as _reader
 from harness import checkpoint as spark_log
 from harness import streams
-from harness.waiting import wait_for
+from harness.waiting import QUERY_END_S, wait_for
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
 from harness.fault_proxy import EXPIRED_ITERATOR, THROTTLED_GET_RECORDS, UNKNOWN_SHARD
 
@@ -43,8 +43,8 @@ def test_concurrent_prefetch_tasks_finish(spark, fault_proxy, stream_name, tmp_p
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(availableNow=True).start())
     try:
-        finished = query.awaitTermination(90)
-        assert finished, (f"the query did not finish in 90 s; it is at {query.status['message']!r} with "
+        finished = query.awaitTermination(QUERY_END_S)
+        assert finished, (f"the query did not finish in {QUERY_END_S} s; it is at {query.status['message']!r} with "
                           f"{len(rows)} rows read (a stuck prefetch round: `jstack` the driver for a deadlock)")
         assert query.exception() is None, query.exception()
     finally:
@@ -155,7 +155,7 @@ def test_throttling_and_expired_iterators_lose_and_repeat_nothing(
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(availableNow=True).start())
     try:
-        assert query.awaitTermination(150), "AvailableNow query did not finish"
+        assert query.awaitTermination(QUERY_END_S), "AvailableNow query did not finish"
         assert query.exception() is None, query.exception()
         rows = [r for b in batches for r in b]
         got = Counter((r.data, r.partitionKey) for r in rows)

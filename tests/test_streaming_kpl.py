@@ -27,7 +27,7 @@ finally:
 from conftest import stream_reader as _reader
 from harness import checkpoint as spark_log
 from harness import streams
-from harness.waiting import wait_for
+from harness.waiting import QUERY_END_S, wait_for
 
 # Aggregation factors, cycled: 1 (an aggregate of one), small, prime and large ones.
 FACTORS = (1, 2, 3, 5, 8, 13, 1, 21, 34, 7, 55, 4, 64, 11)
@@ -181,7 +181,7 @@ def test_kpl_aggregates_come_out_one_row_per_user_record(spark, local_kinesis_se
     query = (df.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(availableNow=True).start())
     try:
-        assert query.awaitTermination(120), "AvailableNow query did not finish"
+        assert query.awaitTermination(QUERY_END_S), "AvailableNow query did not finish"
         assert query.exception() is None, query.exception()
     finally:
         query.stop()
@@ -240,7 +240,7 @@ def test_kpl_restart_inside_an_aggregate_neither_repeats_nor_skips(spark, kinesa
     # Second run from the same checkpoint reads the rest and stops.
     query = start(availableNow=True)
     try:
-        assert query.awaitTermination(120), "AvailableNow restart did not finish"
+        assert query.awaitTermination(QUERY_END_S), "AvailableNow restart did not finish"
         assert query.exception() is None, query.exception()
     finally:
         query.stop()

@@ -20,7 +20,7 @@ from conftest import connector_options
 from harness import checkpoint as spark_log
 from harness import cloudwatch_cbor, moto, streams
 from harness.streaming import STREAMING_DRIVER, Writer, drivers  # noqa: F401 (drivers is a fixture)
-from harness.waiting import wait_for
+from harness.waiting import QUERY_END_S, wait_for
 
 METRIC_KEYS = {
     "avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest", "bufferedRecords", "bufferedBytes",
@@ -36,7 +36,7 @@ def _reader(spark, server, stream, **extra):
     return spark.readStream.format("kinesis").options(**_options(server, stream, **extra)).load()
 
 
-def _run_available_now(df, checkpoint, timeout=120):
+def _run_available_now(df, checkpoint, timeout=QUERY_END_S):
     """Runs an AvailableNow query into foreachBatch; returns (batches as (id, rows), the query)."""
     batches = []
 
@@ -121,7 +121,7 @@ def test_available_now_over_several_streams_reads_what_was_there(spark, kinesali
         assert query.isActive, "the query finished before records could be written behind it"
         for name in names:
             streams.put_records(kinesis, name, [(f"{name}/after-{i}", "late") for i in range(30)])
-        assert query.awaitTermination(120), "AvailableNow query did not finish"
+        assert query.awaitTermination(QUERY_END_S), "AvailableNow query did not finish"
         assert query.exception() is None, query.exception()
     finally:
         query.stop()
@@ -252,7 +252,7 @@ def test_secrets_stay_out_of_plans_progress_errors_and_logs(spark, kinesalite_se
         query = (df.writeStream.format("memory").queryName(f"secrets_{token[:8].lower()}")
                  .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
         try:
-            assert query.awaitTermination(120), "AvailableNow query did not finish"
+            assert query.awaitTermination(QUERY_END_S), "AvailableNow query did not finish"
             assert query.exception() is None, query.exception()
             seen["query.explain(extended=True)"] = _printed(lambda: query.explain(extended=True))
             seen["str(lastProgress)"] = str(query.lastProgress) + query.lastProgress.prettyJson
@@ -277,7 +277,7 @@ def test_secrets_stay_out_of_plans_progress_errors_and_logs(spark, kinesalite_se
                    .trigger(availableNow=True).start())
         try:
             with pytest.raises(Exception) as failure:
-                failing.awaitTermination(120)
+                failing.awaitTermination(QUERY_END_S)
             jexc = failing._jsq.exception().get()
             seen["failed query exception"] = (
                 str(failure.value) + str(failing.exception())
@@ -292,7 +292,7 @@ def test_secrets_stay_out_of_plans_progress_errors_and_logs(spark, kinesalite_se
             bad = (spark.readStream.format("kinesis").options(**half).load().writeStream.format("noop")
                    .option("checkpointLocation", str(tmp_path / "cp-bad")).trigger(availableNow=True).start())
             try:
-                bad.awaitTermination(60)
+                bad.awaitTermination(QUERY_END_S)
             finally:
                 bad.stop()
         seen["option error"] = str(option_error.value)

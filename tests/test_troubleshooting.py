@@ -24,7 +24,7 @@ import pytest
 from conftest import connector_options, stream_reader
 from spark_kinesis import kinesis_stream
 from harness import streams
-from harness.waiting import wait_for
+from harness.waiting import QUERY_END_S, wait_for
 from harness.fault_fixtures import fault_proxy  # noqa: F401 (pytest fixture)
 from harness.fault_proxy import STALE_LISTING
 
@@ -275,13 +275,13 @@ def test_kinesis_data_loss(spark, kinesalite_server, stream_name, tmp_path):
                 .trigger(availableNow=True).start())
 
     first = run()
-    assert first.awaitTermination(120), "the first run did not finish"
+    assert first.awaitTermination(QUERY_END_S), "the first run did not finish"
     assert first.exception() is None and sum(p["numInputRows"] for p in first.recentProgress) == 20
     streams.delete_stream(kinesis, stream_name)
     streams.create_stream(kinesis, stream_name, 1)
 
     second = run()
-    error = _error(lambda: second.awaitTermination(120))
+    error = _error(lambda: second.awaitTermination(QUERY_END_S))
     assert "Records of shard shardId-000000000001 of stream" in error
     assert_documented("KINESIS_DATA_LOSS", [error])
 
@@ -297,7 +297,7 @@ def test_kinesis_read_stalled(spark, fault_proxy, stream_name, tmp_path):
              .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(availableNow=True).start())
     started = time.monotonic()
-    error = _error(lambda: query.awaitTermination(120))
+    error = _error(lambda: query.awaitTermination(QUERY_END_S))
     assert time.monotonic() - started < 90, "the query did not fail within its bound"
     # The query's failure also shows its offsets, which name every shard: the connector's message names one.
     message = next(line for line in error.splitlines() if "[KINESIS_READ_STALLED]" in line)
@@ -321,10 +321,10 @@ def test_kinesis_streams_changed(spark, kinesalite_server, stream_name, tmp_path
                 .trigger(availableNow=True).start())
 
     first = run(f"{stream_name},{other}")
-    assert first.awaitTermination(120), "the first run did not finish"
+    assert first.awaitTermination(QUERY_END_S), "the first run did not finish"
     assert first.exception() is None and sum(p["numInputRows"] for p in first.recentProgress) == 10
     second = run(stream_name)
-    error = _error(lambda: second.awaitTermination(120))
+    error = _error(lambda: second.awaitTermination(QUERY_END_S))
     assert f"'{other}'" in error
     assert_documented("KINESIS_STREAMS_CHANGED", [error])
 
@@ -335,7 +335,7 @@ def test_kinesis_option_not_in_real_time_mode(spark, kinesalite_server, stream_n
     query = (kinesis_stream(spark, stream_name, **connector_options(kinesalite_server), max_records_per_trigger=100)
              .writeStream.foreach(lambda row: None).outputMode("update")
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(realTime="5 seconds").start())
-    error = _error(lambda: query.awaitTermination(120))
+    error = _error(lambda: query.awaitTermination(QUERY_END_S))
     assert "'maxRecordsPerTrigger'" in error
     assert_documented("KINESIS_OPTION_NOT_IN_REAL_TIME_MODE", [error])
 
@@ -363,7 +363,7 @@ def test_kinesis_consumer_limit(spark, kinesis_mock_server, stream_name, tmp_pat
     for i in range(20):  # kinesis-mock lets 5 be created at the same time, as AWS does: wait those out
         wait_for(lambda: _registered(kinesis, arn, f"other-{i}"), 60, f"consumer other-{i} registered", interval=0.1)
     query = _efo_query(spark, kinesis_mock_server, stream_name, str(tmp_path / "checkpoint"))
-    error = _error(lambda: query.awaitTermination(120))
+    error = _error(lambda: query.awaitTermination(QUERY_END_S))
     assert f"stream '{stream_name}'" in error
     assert_documented("KINESIS_CONSUMER_LIMIT", [error])
 
@@ -374,7 +374,7 @@ def test_kinesis_consumer_not_found(spark, kinesis_mock_server, stream_name, tmp
     streams.create_stream(kinesis, stream_name, 1)
     query = _efo_query(spark, kinesis_mock_server, stream_name, str(tmp_path / "checkpoint"),
                        registeredConsumerId="nobody-registered-me")
-    error = _error(lambda: query.awaitTermination(120))
+    error = _error(lambda: query.awaitTermination(QUERY_END_S))
     assert "nobody-registered-me" in error
     arn = kinesis.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]["StreamARN"]
     assert kinesis.list_stream_consumers(StreamARN=arn)["Consumers"] == [], "a registered consumer is never created"
@@ -393,7 +393,7 @@ def test_kinesis_invalid_offset(spark, kinesalite_server, stream_name, tmp_path)
                 .trigger(availableNow=True).start())
 
     first = run()
-    assert first.awaitTermination(120) and first.exception() is None
+    assert first.awaitTermination(QUERY_END_S) and first.exception() is None
     initial = checkpoint / "sources" / "0" / "kinesis-initial-offset.json"
     assert initial.exists(), sorted(str(p) for p in checkpoint.rglob("*"))
     # Keep the offset log from answering first: only the initial offset file is left to read.
@@ -403,7 +403,7 @@ def test_kinesis_invalid_offset(spark, kinesalite_server, stream_name, tmp_path)
     initial.write_text('{"version":1,"streams":[]}', encoding="utf-8")
     (initial.parent / f".{initial.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of the old content
     second = run()
-    error = _error(lambda: second.awaitTermination(120))
+    error = _error(lambda: second.awaitTermination(QUERY_END_S))
     assert "kinesis-initial-offset.json" in error and "'streams' must be a JSON object" in error
     assert_documented("KINESIS_INVALID_OFFSET", [error])
 
@@ -424,7 +424,7 @@ def test_kinesis_foreign_checkpoint(spark, kinesalite_server, stream_name, tmp_p
     query = (stream_reader(spark, kinesalite_server, stream_name)
              .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
              .trigger(availableNow=True).start())
-    error = _error(lambda: query.awaitTermination(120))
+    error = _error(lambda: query.awaitTermination(QUERY_END_S))
     assert "shard-source/0" in error
     assert_documented("KINESIS_FOREIGN_CHECKPOINT", [error])
 
