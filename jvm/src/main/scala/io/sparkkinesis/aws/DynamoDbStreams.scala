@@ -6,16 +6,20 @@ import software.amazon.awssdk.services.dynamodb.model.{
   DescribeStreamRequest,
   ListStreamsRequest,
   Shard,
+  ShardFilter,
+  ShardFilterType,
   StreamDescription,
   StreamStatus
 }
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient
 
 import io.sparkkinesis.compat.ScalaCompat._
 import io.sparkkinesis.errors.KinesisErrors
 
 /**
- * The driver's calls of `format("dynamodb-streams")` besides reading: which stream a table has (ListStreams) and
- * its shards (DescribeStream, paged), as the Kinesis side has StreamCheck and [[ShardListing]]. Every call goes
+ * The driver's calls of `format("dynamodb-streams")` besides reading: which stream a table has (ListStreams), its
+ * shards (DescribeStream, paged), as the Kinesis side has StreamCheck and [[ShardListing]], and the children of an
+ * ended shard (DescribeStream with the `CHILD_SHARDS` filter, which Kinesis's ListShards has no match for). Every call goes
  * through the one failure policy ([[RetryPolicy]], [[Failure]]). A stream is named by its ARN everywhere, offsets
  * included: a table's stream changes when its stream is disabled and enabled again, and the offsets of one stream
  * mean nothing in another.
@@ -66,7 +70,7 @@ private[sparkkinesis] object DynamoDbStreams {
 
   /** Fails unless `stream` is enabled (or being enabled): a disabled stream gets no more records. */
   def requireEnabled(connection: AwsConnection, stream: StreamRef, table: Option[String] = None): Unit = {
-    val d = describe(connection, stream, None, RetryPolicy.Default.on(connection))
+    val d = describe(KinesisClients.dynamoDbStreams(connection), stream, None, None, RetryPolicy.Default.on(connection))
     if (d.streamStatus() == StreamStatus.DISABLED || d.streamStatus() == StreamStatus.DISABLING) {
       val name = table.getOrElse(d.tableName())
       throw KinesisErrors.dynamoDbStreamNotEnabled(name,
@@ -76,12 +80,37 @@ private[sparkkinesis] object DynamoDbStreams {
   }
 
   /** Every shard DescribeStream lists for `stream`, paged by the last shard id, once each. */
-  def list(connection: AwsConnection, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription] = {
+  def list(connection: AwsConnection, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription] =
+    list(KinesisClients.dynamoDbStreams(connection), stream, policy)
+
+  /** The same through `client`. */
+  def list(client: DynamoDbStreamsClient, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription] =
+    described(client, stream, None, policy)
+
+  /**
+   * The shards whose parent is `ended`: DescribeStream with `ShardFilter{Type=CHILD_SHARDS, ShardId=ended}`, whose
+   * answer holds those children alone instead of every shard of the last 24 hours. A service that ignores the filter
+   * (moto) answers with every shard, so only those whose parent is `ended` are kept.
+   */
+  def children(
+      client: DynamoDbStreamsClient,
+      stream: StreamRef,
+      ended: String,
+      policy: RetryPolicy): Seq[ShardDescription] =
+    described(client, stream, Some(ShardFilter.builder().`type`(ShardFilterType.CHILD_SHARDS).shardId(ended).build()),
+      policy).filter(_.parentShardId.contains(ended))
+
+  /** What DescribeStream lists of `stream` under `filter`, paged by the last shard id, once each. */
+  private def described(
+      client: DynamoDbStreamsClient,
+      stream: StreamRef,
+      filter: Option[ShardFilter],
+      policy: RetryPolicy): Seq[ShardDescription] = {
     val shards = Vector.newBuilder[ShardDescription]
     var from: Option[String] = None
     var pages = 0
     do {
-      val d = describe(connection, stream, from, policy)
+      val d = describe(client, stream, from, filter, policy)
       d.shards().asScala.foreach(s => shards += of(s))
       from = Option(d.lastEvaluatedShardId()).filter(_.nonEmpty)
       pages += 1
@@ -90,14 +119,15 @@ private[sparkkinesis] object DynamoDbStreams {
   }
 
   private def describe(
-      connection: AwsConnection,
+      client: DynamoDbStreamsClient,
       stream: StreamRef,
       from: Option[String],
+      filter: Option[ShardFilter],
       policy: RetryPolicy): StreamDescription = {
     val b = DescribeStreamRequest.builder().streamArn(stream.toString)
     from.foreach(b.exclusiveStartShardId)
-    policy.call("DescribeStream", stream.toString)(
-      KinesisClients.dynamoDbStreams(connection).describeStream(b.build())).streamDescription()
+    filter.foreach(b.shardFilter)
+    policy.call("DescribeStream", stream.toString)(client.describeStream(b.build())).streamDescription()
   }
 
   /**

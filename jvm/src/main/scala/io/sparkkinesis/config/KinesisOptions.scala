@@ -131,7 +131,9 @@ private[sparkkinesis] object KinesisOptions {
       "With false every user record is read, such copies too. Plain records are never dropped.", "Source")
   val ShardDiscoveryInterval: OptionSpec[Duration] = OptionSpec("shardDiscoveryInterval",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(1)), Some(Duration.ofSeconds(10)), Scope.Source, V0_1,
-    "How often the driver lists shards (ListShards) to find shards created by resharding.", "Source")
+    "How often the driver lists shards (ListShards; DescribeStream for dynamodb-streams) to find shards created by " +
+      "resharding. With dynamodb-streams the children of a shard read to its end are also looked up at once " +
+      "(DescribeStream's CHILD_SHARDS filter), without listing the stream.", "Source")
   val StallTimeout: OptionSpec[Duration] = OptionSpec("stallTimeout",
     TimeSpan(Duration.ofSeconds(10), Duration.ofHours(24)), Some(Duration.ofMinutes(10)), Scope.Source, V0_1,
     "How long a Trigger.AvailableNow or Trigger.Once query may wait for shards that still have records to read " +

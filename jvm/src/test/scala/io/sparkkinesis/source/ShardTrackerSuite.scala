@@ -5,10 +5,12 @@ import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.aws.{DynamoDbStreams, StreamRef}
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition, StartPosition}
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
+import software.amazon.awssdk.services.dynamodb.{model => ddb}
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient
 
 /** A ListShards-only fake: a stream with `shards` shards served in pages, checking the API's paging rules. */
 final class PagedListShards(@volatile var shardsOf: Map[String, Seq[Shard]], pageSize: Int) extends KinesisClient {
@@ -49,6 +51,31 @@ object PagedListShards {
       }
     parents.headOption.foreach(p => b.parentShardId(f"shardId-$p%012d"))
     parents.drop(1).headOption.foreach(p => b.adjacentParentShardId(f"shardId-$p%012d"))
+    b.build()
+  }
+}
+
+/**
+ * A DescribeStream-only DynamoDB Streams fake that answers every shard whatever the request's ShardFilter, as moto
+ * does; it keeps each request's filter.
+ */
+final class UnfilteredDescribeStream(@volatile var shards: Seq[ddb.Shard]) extends DynamoDbStreamsClient {
+  val filters = mutable.ArrayBuffer.empty[Option[(String, String)]]
+  override def serviceName(): String = "dynamodb"
+  override def close(): Unit = ()
+  override def describeStream(r: ddb.DescribeStreamRequest): ddb.DescribeStreamResponse = synchronized {
+    filters += Option(r.shardFilter()).map(f => (f.typeAsString(), f.shardId()))
+    ddb.DescribeStreamResponse.builder().streamDescription(ddb.StreamDescription.builder().streamArn(r.streamArn())
+        .streamStatus(ddb.StreamStatus.ENABLED).shards(shards.asJava).build()).build()
+  }
+}
+
+object UnfilteredDescribeStream {
+  def shard(id: String, parent: Option[String] = None, closed: Boolean = false): ddb.Shard = {
+    val seqs = ddb.SequenceNumberRange.builder().startingSequenceNumber("100")
+    if (closed) seqs.endingSequenceNumber("200")
+    val b = ddb.Shard.builder().shardId(id).sequenceNumberRange(seqs.build())
+    parent.foreach(b.parentShardId)
     b.build()
   }
 }
@@ -239,5 +266,43 @@ class ShardTrackerSuite extends AnyFunSuite {
       tracker.refresh(offset, System.currentTimeMillis(), force = true)
       assert(callerCalls == forced + 1, "a forced listing is the plan's own")
     } finally tracker.stopListingAhead()
+  }
+
+  test("DynamoDB: an ended shard's children come from DescribeStream's CHILD_SHARDS filter, not a listing") {
+    import UnfilteredDescribeStream.{shard => ds}
+    val arn = "arn:aws:dynamodb:us-east-1:123456789012:table/orders/stream/2026-01-01T00:00:00.000"
+    val stream = StreamRef(arn, Some(arn), Some("us-east-1"))
+    def k(id: String) = ShardKey(arn, id)
+    // A stream's last 24 hours: x ended long ago, d its child is read, a is the other open shard.
+    val fake = new UnfilteredDescribeStream(Seq(ds("x", closed = true), ds("d", Some("x")), ds("a")))
+    val tracker = new ShardTracker((s, p) => DynamoDbStreams.list(fake, s, p), Seq(stream), intervalMillis = 60000,
+      listChildren = Some((s, id, p) => DynamoDbStreams.children(fake, s, id, p)))
+    val start = tracker.refresh(KinesisSourceOffset(Map.empty), System.currentTimeMillis())
+    assert(start.shards.keySet == Set(k("x"), k("d"), k("a")) && fake.filters == Seq(None), "the start lists")
+    val read = start.updated(k("x"), ShardPosition.Ended)
+    assert(tracker.refresh(read, System.currentTimeMillis()) eq read, "x was closed in the listing")
+    assert(fake.filters.size == 1)
+
+    // a ends before the service lists its children: looked up once, and again only when a refresh is forced.
+    fake.shards = Seq(ds("x", closed = true), ds("d", Some("x")), ds("a", closed = true))
+    val aEnded = read.updated(k("a"), ShardPosition.Ended)
+    assert(tracker.refresh(aEnded, System.currentTimeMillis()) eq aEnded)
+    assert(tracker.refresh(aEnded, System.currentTimeMillis()) eq aEnded)
+    assert(fake.filters.drop(1) == Seq(Some(("CHILD_SHARDS", "a"))))
+    // The split's children are listed now, and so is a child of d (open, still read) that only a listing may add:
+    // moto-like, the service answers every shard whatever the filter, and only a's children are taken.
+    fake.shards = fake.shards ++ Seq(ds("b", Some("a")), ds("c", Some("a")), ds("g", Some("d")))
+    val split = tracker.refresh(aEnded, System.currentTimeMillis(), force = true)
+    assert(fake.filters.drop(1) == Seq(Some(("CHILD_SHARDS", "a")), Some(("CHILD_SHARDS", "a"))))
+    assert(split.shards.keySet == Set(k("x"), k("d"), k("a"), k("b"), k("c")))
+    assert(split.shards(k("b")) == ShardPosition.NotStarted(StartPosition.TrimHorizon))
+    assert(tracker.parentsOf(k("b")) == Seq(k("a")) && tracker.readable(split) == Seq(k("b"), k("c"), k("d")))
+    assert(tracker.refresh(split, System.currentTimeMillis(), force = true) eq split, "a's children are known")
+    assert(fake.filters.size == 3)
+
+    // The periodic discovery interval: a whole listing again, which finds g.
+    val listed = tracker.refresh(split, tracker.nextListingMillis)
+    assert(fake.filters.last.isEmpty && fake.filters.size == 4)
+    assert(listed.shards.keySet == Set(k("x"), k("d"), k("a"), k("b"), k("c"), k("g")))
   }
 }
