@@ -80,6 +80,8 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     "software.amazon.awssdk" % "sts" % Versions.awsSdk,
     // PutMetricData of the CloudWatch publisher (metrics/CloudWatchSender); Glue stays a signed POST (aws/SignedPost).
     "software.amazon.awssdk" % "cloudwatch" % Versions.awsSdk,
+    // DynamoDbStreamsClient of format("dynamodb-streams") (aws/DynamoDbStreamsListing, fetching/StreamsShardFetcher).
+    "software.amazon.awssdk" % "dynamodb" % Versions.awsSdk,
     "software.amazon.awssdk" % "netty-nio-client" % Versions.awsSdk,
     "software.amazon.awssdk" % "url-connection-client" % Versions.awsSdk,
     // `.proto` text (payload/protobuf/ProtoFiles): the parser and linker AWS's own Glue Schema Registry serde uses.
@@ -218,5 +220,13 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     // Wire (payload/protobuf/ProtoFiles), with the Kotlin standard library and Okio it runs on.
     "com.squareup.**", "kotlin.**", "okio.**", "org.jetbrains.annotations.**", "org.intellij.lang.annotations.**"
   ).map(p => ShadeRule.rename(p -> s"$shadePrefix.@0").inAll),
-  assembly / assemblyMergeStrategy := AssemblyMerge.strategy(shadePrefix)
+  assembly / assemblyMergeStrategy := AssemblyMerge.strategy(shadePrefix),
+  // Of the SDK's dynamodb module, only what the DynamoDB Streams client and our classes reach (project/
+  // DynamoDbStreamsCut.scala): the whole module would take each jar past its 20 MB budget (docs/dynamodb-streams.md).
+  assembly := {
+    val jar = assembly.value
+    val (dropped, before, after) = DynamoDbStreamsCut(jar, shadePrefix)
+    streams.value.log.info(s"${jar.getName}: $dropped classes of DynamoDB's own client left out, $before -> $after bytes")
+    jar
+  }
 )

@@ -86,9 +86,11 @@ def test_services_are_kept_and_point_at_relocated_classes(path):
     with zipfile.ZipFile(path) as jar:
         names = set(jar.namelist())
         register = jar.read("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister").decode()
-        # "kinesis", and "aws-kinesis" for programs written for the awslabs connector (docs/migrating.md).
+        # "kinesis", "aws-kinesis" for programs written for the awslabs connector (docs/migrating.md), and
+        # "dynamodb-streams" (docs/dynamodb-streams.md).
         assert register.split() == ["io.sparkkinesis.KinesisSourceProvider",
-                                    "io.sparkkinesis.AwsKinesisSourceProvider"]
+                                    "io.sparkkinesis.AwsKinesisSourceProvider",
+                                    "io.sparkkinesis.DynamoDbStreamsSourceProvider"]
         services = [n for n in names if n.startswith("META-INF/services/") and not n.endswith("/")]
         for service in services:
             for line in jar.read(service).decode().split():

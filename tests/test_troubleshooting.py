@@ -637,6 +637,23 @@ def test_kinesis_dynamodb_json_unreadable(spark):
     assert_documented("KINESIS_DYNAMODB_JSON_UNREADABLE", [failed])
 
 
+def test_kinesis_dynamodb_stream_not_enabled(spark, tmp_path):
+    import boto3
+
+    from harness import moto
+    from spark_kinesis import dynamodb_stream
+
+    with moto.running(tmp_path) as endpoint:
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
+                                aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+        dynamodb.create_table(TableName="trouble-no-stream", BillingMode="PAY_PER_REQUEST",
+                              KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                              AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+        failed = _error(lambda: dynamodb_stream(spark, "trouble-no-stream", endpoint_url=endpoint, region="us-east-1",
+                                                awsAccessKeyId="local-test-key", awsSecretKey="local-test-secret"))
+    assert_documented("KINESIS_DYNAMODB_STREAM_NOT_ENABLED", [failed])
+
+
 def test_kinesis_schema_encode_failed(spark, glue_registry):
     from pyspark.sql import functions as F
 

@@ -15,7 +15,8 @@ classes of :mod:`spark_kinesis.errors`.
 from spark_kinesis import errors
 from spark_kinesis._jar import __version__, jar_path
 from spark_kinesis.dynamodb import from_dynamodb_json
-from spark_kinesis.io import InitialPosition, InitialPositionValue, kinesis_stream, read_kinesis, write_kinesis
+from spark_kinesis.io import (InitialPosition, InitialPositionValue, dynamodb_stream, kinesis_stream, read_kinesis,
+                              write_kinesis)
 from spark_kinesis.options import KinesisOptions
 from spark_kinesis.schema_registry import from_glue_schema_registry, to_glue_schema_registry
 from spark_kinesis.session import configure_spark_with_kinesis
@@ -26,6 +27,7 @@ __all__ = [
     "InitialPositionValue",
     "KinesisOptions",
     "configure_spark_with_kinesis",
+    "dynamodb_stream",
     "errors",
     "from_dynamodb_json",
     "from_glue_schema_registry",

@@ -168,6 +168,7 @@ _BY_CONDITION: Dict[str, Type[KinesisError]] = {
     "KINESIS_INVALID_SINK_SCHEMA": KinesisSchemaError,
     "KINESIS_INVALID_SINK_ROW": KinesisInvalidRowError,
     "KINESIS_STREAM_NOT_FOUND": KinesisStreamNotFoundError,
+    "KINESIS_DYNAMODB_STREAM_NOT_ENABLED": KinesisStreamNotFoundError,
     "KINESIS_ACCESS_DENIED": KinesisAccessDeniedError,
     "KINESIS_NO_CREDENTIALS": KinesisNoCredentialsError,
     "KINESIS_DATA_LOSS": KinesisDataLossError,

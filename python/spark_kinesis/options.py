@@ -68,6 +68,8 @@ class KinesisOptions:
     REQUIRE_CONSUMER_DEREGISTRATION: Final = "requireConsumerDeregistration"
     REGISTERED_CONSUMER_ID: Final = "registeredConsumerId"
     REGISTERED_CONSUMER_ID_TYPE: Final = "registeredConsumerIdType"
+    TABLE_NAME: Final = "tableName"
+    DYNAMO_DB_STREAM_ARN: Final = "dynamoDbStreamArn"
     MAX_RECORDS_PER_REQUEST: Final = "maxRecordsPerRequest"
     MAX_REQUEST_SIZE: Final = "maxRequestSize"
     MAX_RECORD_SIZE: Final = "maxRecordSize"
@@ -227,6 +229,12 @@ OPTIONS: Dict[str, OptionInfo] = {
     "registeredConsumerIdType": OptionInfo(
         "registeredConsumerIdType", "enum", "source", "name", ("name", "arn"), None, None, False,
         "one of name, arn"),
+    "tableName": OptionInfo(
+        "tableName", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
+    "dynamoDbStreamArn": OptionInfo(
+        "dynamoDbStreamArn", "string", "source", None, (), None, None, False,
+        "a non-empty string"),
     "maxRecordsPerRequest": OptionInfo(
         "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
         "a whole number from 1 to 500"),

@@ -10,7 +10,7 @@ import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-import io.sparkkinesis.aws.StreamCheck
+import io.sparkkinesis.aws.{DynamoDbStreams, StreamCheck}
 import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.reader.KinesisSchema
 import io.sparkkinesis.source.{ParsedRead, SourceOptions}
@@ -21,7 +21,8 @@ import io.sparkkinesis.source.{ParsedRead, SourceOptions}
  * options are checked there, then that every stream exists ([[StreamCheck]]), so a misspelt stream, region or
  * endpoint fails at `load()`. The checks that depend on batch or streaming run when the scan is built. Options are
  * read in the format's [[Dialect]], which also names the read's columns: [[AwsKinesisSourceProvider]] registers the
- * same connector as `aws-kinesis`.
+ * same connector as `aws-kinesis`, and [[DynamoDbStreamsSourceProvider]] its read of DynamoDB tables' change streams as
+ * `dynamodb-streams`.
  */
 class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends TableProvider with DataSourceRegister {
 
@@ -34,7 +35,8 @@ class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends Tab
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
     val source = SourceOptions.parse(options, dialect)
-    StreamCheck.requireExisting(source.connection, source.streams)
+    if (dialect == Dialect.DynamoDbStreams) source.streams.foreach(DynamoDbStreams.requireEnabled(source.connection, _))
+    else StreamCheck.requireExisting(source.connection, source.streams)
     parsed = Some(ParsedRead(options, source))
     KinesisSchema.of(dialect).schema
   }

@@ -57,9 +57,13 @@ private[sparkkinesis] final class KinesisTable(
 
   override def schema(): StructType = tableSchema
 
-  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
-    TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-    TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
+  /** Every format reads; `dynamodb-streams` only reads (DynamoDB is written through DynamoDB itself). */
+  override def capabilities(): util.Set[TableCapability] =
+    if (dialect == Dialect.DynamoDbStreams)
+      util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ)
+    else
+      util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_WRITE,
+        TableCapability.TRUNCATE, TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     val columns = KinesisSchema.of(dialect)

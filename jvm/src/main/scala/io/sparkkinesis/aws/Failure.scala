@@ -5,11 +5,12 @@ import java.util.concurrent.{CompletionException, ExecutionException}
 
 import software.amazon.awssdk.awscore.exception.AwsServiceException
 import software.amazon.awssdk.core.exception.{SdkClientException, SdkServiceException}
+import software.amazon.awssdk.services.dynamodb.{model => ddb}
 import software.amazon.awssdk.services.kinesis.model._
 
 import io.sparkkinesis.errors.{KinesisErrors, KinesisException, KinesisOptionException}
 
-/** What a failed Kinesis or STS call means for the caller: the one classification every caller uses. */
+/** What a failed Kinesis, DynamoDB Streams or STS call means for the caller: the one classification every caller uses. */
 private[sparkkinesis] sealed trait Failure {
 
   /** Whether trying the same call again, after a pause, may succeed. */
@@ -57,6 +58,10 @@ private[sparkkinesis] object Failure {
       Throttled
     case _: ExpiredIteratorException => ExpiredIterator
     case _: ResourceNotFoundException => NotFound
+    // DynamoDB Streams (format "dynamodb-streams"): the same meanings under the DynamoDB model's classes.
+    case _: ddb.LimitExceededException => Throttled
+    case _: ddb.ExpiredIteratorException => ExpiredIterator
+    case _: ddb.ResourceNotFoundException => NotFound
     case _: AccessDeniedException => AccessDenied
     case e: SdkServiceException if e.statusCode() == 403 => AccessDenied
     case e: SdkServiceException if e.isThrottlingException || e.statusCode() == 429 => Throttled

@@ -23,6 +23,7 @@ import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder
 import software.amazon.awssdk.services.cloudwatch.{CloudWatchClient, CloudWatchClientBuilder}
+import software.amazon.awssdk.services.dynamodb.streams.{DynamoDbStreamsClient, DynamoDbStreamsClientBuilder}
 import software.amazon.awssdk.services.kinesis.{
   KinesisAsyncClient,
   KinesisAsyncClientBuilder,
@@ -63,6 +64,8 @@ private[sparkkinesis] object KinesisClients {
     new ClientCache[AwsConnection, KinesisAsyncClient](MaxClients, CloseDelayMillis, buildFanOut)
   private val cloudWatchClients =
     new ClientCache[AwsConnection, CloudWatchClient](MaxClients, CloseDelayMillis, buildCloudWatch)
+  private val dynamoDbStreamsClients =
+    new ClientCache[AwsConnection, DynamoDbStreamsClient](MaxClients, CloseDelayMillis, buildDynamoDbStreams)
 
   /**
    * How long one PutMetricData call may take in all, the SDK's retries included: less than the publishers' interval
@@ -154,6 +157,12 @@ private[sparkkinesis] object KinesisClients {
    */
   def cloudWatch(conn: AwsConnection): CloudWatchClient = cloudWatchClients(conn)
 
+  /**
+   * The DynamoDB Streams client of `conn` (`format("dynamodb-streams")`; its `endpointUrl` the Streams endpoint), one
+   * per connection, with the Kinesis clients' settings: the connector's own retries, the same timeouts.
+   */
+  def dynamoDbStreams(conn: AwsConnection): DynamoDbStreamsClient = dynamoDbStreamsClients(conn)
+
   /** CloudWatch clients cached now. */
   def cachedCloudWatch: Int = cloudWatchClients.size
 
@@ -183,6 +192,12 @@ private[sparkkinesis] object KinesisClients {
         .httpClientBuilder(UrlConnectionHttpClient.builder()
             .connectionTimeout(ConnectTimeout).socketTimeout(Duration.ofSeconds(30))),
       callTimeout = CloudWatchCallTimeout, sdkRetries = true)
+
+  private def buildDynamoDbStreams(c: AwsConnection): ClientCache.Built[DynamoDbStreamsClient] =
+    configured[DynamoDbStreamsClientBuilder, DynamoDbStreamsClient](c,
+      DynamoDbStreamsClient.builder()
+        .httpClientBuilder(UrlConnectionHttpClient.builder()
+            .connectionTimeout(ConnectTimeout).socketTimeout(Duration.ofSeconds(30))))
 
   /**
    * SubscribeToShard needs HTTP/2: over TLS (ALPN) against AWS, with prior knowledge (h2c) against a plain-HTTP
@@ -247,5 +262,6 @@ private[sparkkinesis] object KinesisClients {
     asyncClients.closeAll()
     fanOutClients.closeAll()
     cloudWatchClients.closeAll()
+    dynamoDbStreamsClients.closeAll()
   }
 }

@@ -18,4 +18,10 @@ sealed abstract class Dialect(val format: String, val streamColumn: String, val 
 private[sparkkinesis] object Dialect {
   case object Kinesis extends Dialect("kinesis", "stream", Some("stream"))
   case object AwsKinesis extends Dialect("aws-kinesis", "streamName", None)
+
+  /**
+   * `format("dynamodb-streams")`: a DynamoDB table's change stream read by the same engine (docs/dynamodb-streams.md).
+   * It takes this connector's names only, reads one stream (`tableName` or `dynamoDbStreamArn`) and writes nothing.
+   */
+  case object DynamoDbStreams extends Dialect("dynamodb-streams", "dynamoDbStreamArn", None)
 }

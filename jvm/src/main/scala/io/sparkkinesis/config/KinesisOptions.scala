@@ -131,7 +131,9 @@ private[sparkkinesis] object KinesisOptions {
       "With false every user record is read, such copies too. Plain records are never dropped.", "Source")
   val ShardDiscoveryInterval: OptionSpec[Duration] = OptionSpec("shardDiscoveryInterval",
     TimeSpan(Duration.ofSeconds(1), Duration.ofHours(1)), Some(Duration.ofSeconds(10)), Scope.Source, V0_1,
-    "How often the driver lists shards (ListShards) to find shards created by resharding.", "Source")
+    "How often the driver lists shards (ListShards; DescribeStream for dynamodb-streams) to find shards created by " +
+      "resharding. With dynamodb-streams the children of a shard read to its end are also looked up at once " +
+      "(DescribeStream's CHILD_SHARDS filter), without listing the stream.", "Source")
   val StallTimeout: OptionSpec[Duration] = OptionSpec("stallTimeout",
     TimeSpan(Duration.ofSeconds(10), Duration.ofHours(24)), Some(Duration.ofMinutes(10)), Scope.Source, V0_1,
     "How long a Trigger.AvailableNow or Trigger.Once query may wait for shards that still have records to read " +
@@ -164,6 +166,15 @@ private[sparkkinesis] object KinesisOptions {
     Choice(Seq("name", "arn")), Some("name"), Scope.Source, V0_1,
     "Whether `registeredConsumerId` is the consumer's name (looked up on every stream read) or its ARN (one " +
       "stream only).", "Enhanced fan-out")
+
+  // ---- DynamoDB Streams (format "dynamodb-streams", docs/dynamodb-streams.md) ----
+  private val DynamoDb = "DynamoDB Streams"
+  val TableName: OptionSpec[String] = OptionSpec("tableName", Text, None, Scope.Source, V0_1,
+    "With format `dynamodb-streams`: the DynamoDB table whose latest stream to read (found with ListStreams when " +
+      "the query is defined). Give it or `dynamoDbStreamArn`.", DynamoDb)
+  val StreamArn: OptionSpec[String] = OptionSpec("dynamoDbStreamArn", Text, None, Scope.Source, V0_1,
+    "With format `dynamodb-streams`: the ARN of the DynamoDB stream to read " +
+      "(arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>). Give it or `tableName`.", DynamoDb)
 
   // ---- sink ----
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
@@ -317,7 +328,7 @@ private[sparkkinesis] object KinesisOptions {
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     StallTimeout, DropOutOfRangeSubRecords,
     ConsumerMode, ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration, RegisteredConsumerId,
-    RegisteredConsumerIdType,
+    RegisteredConsumerIdType, TableName, StreamArn,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,

@@ -295,6 +295,13 @@ private[sparkkinesis] object KinesisErrors {
     new KinesisException("KINESIS_DYNAMODB_JSON_UNREADABLE",
       Map("position" -> position, "what" -> what, "problem" -> problem))
 
+  /**
+   * `format("dynamodb-streams")` given a table with no enabled stream (or no table of that name where the query
+   * looks), or a stream ARN of a disabled stream: `how` says how to enable one.
+   */
+  def dynamoDbStreamNotEnabled(table: String, found: String, how: String): KinesisException =
+    new KinesisException("KINESIS_DYNAMODB_STREAM_NOT_ENABLED", Map("table" -> table, "found" -> found, "how" -> how))
+
   /** A value `to_glue_schema_registry` cannot encode with its schema. */
   def schemaEncodeFailed(position: String, schema: String, problem: String, fix: String): KinesisException =
     new KinesisException("KINESIS_SCHEMA_ENCODE_FAILED",

@@ -7,7 +7,8 @@ package io.sparkkinesis.fetching
  * query reads with `consumerMode=efo`; the executors' prefetch buffers and real-time tasks then read those streams by
  * SubscribeToShard, while re-reads of planned ranges and the driver's own looks keep to GetRecords.
  * `dropOutOfRangeSubRecords`: whether user records of KPL aggregates outside their shard's hash key range are
- * dropped, as the KCL drops them ([[SubRecordFilter]]).
+ * dropped, as the KCL drops them ([[SubRecordFilter]]). `service`: the service the shards live in ([[ShardService]]:
+ * Kinesis, or DynamoDB Streams for `format("dynamodb-streams")`).
  */
 private[sparkkinesis] final case class FetchSettings(
     maxRecordsPerCall: Int,
@@ -17,4 +18,5 @@ private[sparkkinesis] final case class FetchSettings(
     bufferBytes: Long = 256L * 1024 * 1024,
     failOnDataLoss: Boolean = true,
     mode: ReadMode = ReadMode.Polling,
-    dropOutOfRangeSubRecords: Boolean = true)
+    dropOutOfRangeSubRecords: Boolean = true,
+    service: ShardService = ShardService.Kinesis)

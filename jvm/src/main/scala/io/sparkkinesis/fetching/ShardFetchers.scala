@@ -1,12 +1,14 @@
 package io.sparkkinesis.fetching
 
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient
 import software.amazon.awssdk.services.kinesis.KinesisClient
 
 import io.sparkkinesis.aws.{AwsConnection, Contact, KinesisClients, StreamRef}
 import io.sparkkinesis.offsets.StartPosition
 
 /**
- * The one place that builds shard fetchers, for prefetch buffers, range re-reads and batch reads alike: by
+ * The one place that builds shard fetchers, for prefetch buffers, range re-reads and batch reads alike: for
+ * DynamoDB Streams ([[ShardService.DynamoDbStreams]]) by its GetRecords; for Kinesis by
  * enhanced fan-out when `settings` carries a consumer for the stream (the prefetch buffers of a query with
  * `consumerMode=efo`), else by GetRecords.
  *
@@ -29,13 +31,27 @@ private[sparkkinesis] object ShardFetchers {
    */
   @volatile private[sparkkinesis] var clients: AwsConnection => KinesisClient = KinesisClients.sync
 
+  /** Where DynamoDB Streams fetchers get their client, for a connection: the JVM's cache. */
+  @volatile private[sparkkinesis] var streamsClients: AwsConnection => DynamoDbStreamsClient =
+    KinesisClients.dynamoDbStreams
+
   def open(
       connection: AwsConnection,
       stream: StreamRef,
       shardId: String,
       start: StartPosition,
       settings: FetchSettings,
-      closed: Boolean = false): ShardFetcher = {
+      closed: Boolean = false): ShardFetcher =
+    settings.service.open(connection, stream, shardId, start, settings, closed)
+
+  /** Kinesis's fetcher ([[ShardService.Kinesis]]): enhanced fan-out or GetRecords, as the class comment says. */
+  private[fetching] def openKinesis(
+      connection: AwsConnection,
+      stream: StreamRef,
+      shardId: String,
+      start: StartPosition,
+      settings: FetchSettings,
+      closed: Boolean): ShardFetcher = {
     val fetcher = settings.mode.consumerOf(stream.name).filterNot(_ => closed) match {
       case Some(consumerArn) =>
         new FanOutShardFetcher(subscriptions(connection), consumerArn, stream, shardId, start,

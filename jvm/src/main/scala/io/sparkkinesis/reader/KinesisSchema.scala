@@ -8,6 +8,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.sparkkinesis.config.Dialect
+import io.sparkkinesis.fetching.StreamRecordCodec
 
 /**
  * The columns a Kinesis read produces, batch or streaming, and how a record becomes a row of them. They follow the
@@ -22,7 +23,7 @@ private[sparkkinesis] sealed abstract class KinesisSchema(columns: KinesisSchema
   private val values: Array[Int] = columns.map(_.value).toArray
 
   /** One record as a row of [[schema]]; `arrivalMicros` is the arrival time in microseconds since the epoch. */
-  final def row(
+  def row(
       data: Array[Byte],
       stream: UTF8String,
       shardId: UTF8String,
@@ -100,9 +101,52 @@ private[sparkkinesis] object KinesisSchema {
       column(SequenceNumber, StringType, SequenceNumberValue),
       column(ApproximateArrivalTimestamp, TimestampType, ArrivalValue))
 
+  /**
+   * `format("dynamodb-streams")`: a DynamoDB Streams record's fields (docs/dynamodb-streams.md), `keys`, `newImage`
+   * and `oldImage` in DynamoDB's typed JSON (what `from_dynamodb_json` reads; an image the stream's view type leaves
+   * out is null), `userIdentity` set for deletes by TTL (type `Service`, principal `dynamodb.amazonaws.com`).
+   * The engine carries the record as a Kinesis one (`fetching.StreamRecordCodec`): the keys as its partition key,
+   * the rest in its data.
+   */
+  case object DynamoDbStreams extends KinesisSchema(
+      column("eventID", StringType, -1),
+      column("eventName", StringType, -1),
+      column("approximateCreationDateTime", TimestampType, -1),
+      column(SequenceNumber, StringType, -1),
+      column("sizeBytes", LongType, -1),
+      column("streamViewType", StringType, -1),
+      column(ShardId, StringType, -1),
+      Column(StructField("userIdentity",
+          StructType(Seq(StructField("type", StringType),
+              StructField("principalId",
+                StringType)))), -1),
+      column("keys", StringType, -1),
+      Column(StructField("newImage", StringType), -1),
+      Column(StructField("oldImage", StringType), -1)) {
+
+    override def row(
+        data: Array[Byte],
+        stream: UTF8String,
+        shardId: UTF8String,
+        partitionKey: UTF8String,
+        sequenceNumber: UTF8String,
+        subSequence: Long,
+        arrivalMicros: Long): InternalRow = {
+      val f = StreamRecordCodec.decode(data)
+      def text(s: Option[String]): UTF8String = s.map(UTF8String.fromString).orNull
+      val identity =
+        if (f.identityType.isEmpty && f.identityPrincipal.isEmpty) null
+        else new GenericInternalRow(Array[Any](text(f.identityType), text(f.identityPrincipal)))
+      new GenericInternalRow(Array[Any](UTF8String.fromString(f.eventId), UTF8String.fromString(f.eventName),
+          arrivalMicros, sequenceNumber, f.sizeBytes, UTF8String.fromString(f.streamViewType), shardId, identity,
+          partitionKey, text(f.newImage), text(f.oldImage)))
+    }
+  }
+
   /** The columns of a read opened with `dialect`'s format. */
   def of(dialect: Dialect): KinesisSchema = dialect match {
     case Dialect.Kinesis => Databricks
     case Dialect.AwsKinesis => Awslabs
+    case Dialect.DynamoDbStreams => DynamoDbStreams
   }
 }

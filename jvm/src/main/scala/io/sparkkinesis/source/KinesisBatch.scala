@@ -2,7 +2,7 @@ package io.sparkkinesis.source
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
-import io.sparkkinesis.aws.{KinesisClients, RetryPolicy, ShardListing}
+import io.sparkkinesis.aws.RetryPolicy
 import io.sparkkinesis.offsets.{ShardKey, StartPosition}
 import io.sparkkinesis.reader.{BatchShard, KinesisBatchInputPartition, KinesisBatchReaderFactory, KinesisSchema}
 
@@ -15,11 +15,9 @@ private[sparkkinesis] final class KinesisBatch(options: SourceOptions, start: St
   extends Batch {
 
   override def planInputPartitions(): Array[InputPartition] = {
-    val client = KinesisClients.sync(options.connection)
     val listed = options.streams.flatMap { stream =>
-      ShardListing.list(stream, RetryPolicy.Default.on(options.connection))(client.listShards).sortBy(_.shardId).map(
-        s =>
-          stream -> ShardKey(stream.name, s.shardId))
+      options.fetch.service.list(options.connection, stream, RetryPolicy.Default.on(options.connection))
+        .sortBy(_.shardId).map(s => stream -> ShardKey(stream.name, s.shardId))
     }
     options.shardStarts.checkKnown(listed.map(_._2).toSet)
     val shards = listed.map { case (stream, key) =>

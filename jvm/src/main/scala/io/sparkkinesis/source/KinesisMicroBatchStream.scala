@@ -38,9 +38,12 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   extends MicroBatchStream with SupportsTriggerAvailableNow with ReportsSourceMetrics with StreamView with Logging {
 
   val sourceId: String = UUID.randomUUID().toString
-  private val tracker =
-    new ShardTracker(() => KinesisClients.sync(options.connection), options.streams, options.shardDiscoveryMillis,
-      options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection))
+  private val tracker = {
+    val service = options.fetch.service
+    new ShardTracker(service.list(options.connection, _, _), options.streams, options.shardDiscoveryMillis,
+      options.fetch.failOnDataLoss, RetryPolicy.Default.on(options.connection),
+      if (service.findsChildren) Some(service.children(options.connection, _, _, _)) else None)
+  }
 
   /** Spark's task slots, which bound the tasks of a round and of a batch (overridden by tests). */
   protected def slots(): Int = TaskSlots.current

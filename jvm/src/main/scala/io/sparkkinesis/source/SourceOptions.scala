@@ -1,9 +1,9 @@
 package io.sparkkinesis.source
 
-import io.sparkkinesis.aws.{AwsConnection, ConsumerSpec, StreamRef}
+import io.sparkkinesis.aws.{AwsConnection, ConsumerSpec, DynamoDbStreams, StreamRef}
 import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions, Scope}
 import io.sparkkinesis.errors.KinesisErrors
-import io.sparkkinesis.fetching.FetchSettings
+import io.sparkkinesis.fetching.{FetchSettings, ShardService}
 import io.sparkkinesis.metrics.CloudWatchSettings
 import io.sparkkinesis.offsets.StartPosition
 
@@ -38,7 +38,18 @@ private[sparkkinesis] object SourceOptions {
   /** Parses and checks a read's options; `dialect` is the format's, whose other names it also takes. */
   def parse(options: java.util.Map[String, String], dialect: Dialect = Dialect.Kinesis): SourceOptions = {
     val opts = ParsedOptions(options, Scope.Source, dialect)
-    val streams = StreamRef.parseList(opts.required(O.StreamName, "orders"))
+    val dynamoDb = dialect == Dialect.DynamoDbStreams
+    if (dynamoDb) DynamoDbSource.check(opts)
+    else
+      Seq(O.TableName, O.StreamArn).find(opts.contains).foreach { o =>
+        throw KinesisErrors.conflictingOptions(s"Option '${o.name}' names a DynamoDB table's stream: read it with " +
+          s"format '${Dialect.DynamoDbStreams.format}' (docs/dynamodb-streams.md), or remove it.")
+      }
+    // A table's stream is found on the driver when the query is defined; its ARN names it from then on.
+    lazy val named = if (dynamoDb) Seq(DynamoDbSource.stream(opts)) else Nil
+    val streams =
+      if (dynamoDb) opts.get(O.StreamArn).map(a => Seq(DynamoDbStreams.parseArn(a))).getOrElse(named)
+      else StreamRef.parseList(opts.required(O.StreamName, "orders"))
     val position = opts.get(O.InitialPosition).map { word =>
       if (word == "at_timestamp" && !opts.contains(O.InitialTimestamp))
         throw KinesisErrors.missingOption(O.InitialTimestamp.name, "2026-01-31T12:00:00Z")
@@ -61,7 +72,8 @@ private[sparkkinesis] object SourceOptions {
       FetchSettings(opts.getOrDefault(O.MaxRecordsPerFetch), opts.getOrDefault(O.MinFetchPeriod).toMillis,
         opts.getOrDefault(O.IdleFetchPeriod).toMillis, opts.getOrDefault(O.MaxFetchRate),
         opts.getOrDefault(O.FetchBufferSize), opts.getOrDefault(O.FailOnDataLoss),
-        dropOutOfRangeSubRecords = opts.getOrDefault(O.DropOutOfRangeSubRecords)),
+        dropOutOfRangeSubRecords = opts.getOrDefault(O.DropOutOfRangeSubRecords),
+        service = if (dynamoDb) ShardService.DynamoDbStreams else ShardService.Kinesis),
       opts.getOrDefault(O.ShardsPerTask),
       opts.get(O.MaxRecordsPerTrigger),
       opts.get(O.MaxBytesPerTrigger),

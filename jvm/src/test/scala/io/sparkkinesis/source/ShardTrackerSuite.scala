@@ -5,10 +5,12 @@ import io.sparkkinesis.compat.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.sparkkinesis.aws.StreamRef
+import io.sparkkinesis.aws.{DynamoDbStreams, StreamRef}
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition, StartPosition}
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.services.kinesis.model._
+import software.amazon.awssdk.services.dynamodb.{model => ddb}
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient
 
 /** A ListShards-only fake: a stream with `shards` shards served in pages, checking the API's paging rules. */
 final class PagedListShards(@volatile var shardsOf: Map[String, Seq[Shard]], pageSize: Int) extends KinesisClient {
@@ -53,6 +55,31 @@ object PagedListShards {
   }
 }
 
+/**
+ * A DescribeStream-only DynamoDB Streams fake that answers every shard whatever the request's ShardFilter, as moto
+ * does; it keeps each request's filter.
+ */
+final class UnfilteredDescribeStream(@volatile var shards: Seq[ddb.Shard]) extends DynamoDbStreamsClient {
+  val filters = mutable.ArrayBuffer.empty[Option[(String, String)]]
+  override def serviceName(): String = "dynamodb"
+  override def close(): Unit = ()
+  override def describeStream(r: ddb.DescribeStreamRequest): ddb.DescribeStreamResponse = synchronized {
+    filters += Option(r.shardFilter()).map(f => (f.typeAsString(), f.shardId()))
+    ddb.DescribeStreamResponse.builder().streamDescription(ddb.StreamDescription.builder().streamArn(r.streamArn())
+        .streamStatus(ddb.StreamStatus.ENABLED).shards(shards.asJava).build()).build()
+  }
+}
+
+object UnfilteredDescribeStream {
+  def shard(id: String, parent: Option[String] = None, closed: Boolean = false): ddb.Shard = {
+    val seqs = ddb.SequenceNumberRange.builder().startingSequenceNumber("100")
+    if (closed) seqs.endingSequenceNumber("200")
+    val b = ddb.Shard.builder().shardId(id).sequenceNumberRange(seqs.build())
+    parent.foreach(b.parentShardId)
+    b.build()
+  }
+}
+
 class ShardTrackerSuite extends AnyFunSuite {
   import PagedListShards.shard
 
@@ -60,7 +87,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a stream with 2,500 shards is listed completely across pages, following the paging rules, in bounded time") {
     val fake = new PagedListShards(Map("orders" -> (0 until 2500).map(i => shard(i))), pageSize = 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 1000)
     val started = System.nanoTime()
     val listed = tracker.list()
     val offset = KinesisSourceOffset(
@@ -78,7 +105,8 @@ class ShardTrackerSuite extends AnyFunSuite {
   test("a stream named by ARN is listed by ARN, and later pages carry only the token") {
     val arn = "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
     val fake = new PagedListShards(Map("orders" -> (0 until 5).map(i => shard(i))), pageSize = 2)
-    new ShardTracker(() => fake, Seq(StreamRef("orders", Some(arn), Some("us-east-1"))), 1000).list()
+    new ShardTracker(ShardTracker.listShards(() => fake), Seq(StreamRef("orders", Some(arn), Some("us-east-1"))), 1000)
+      .list()
     assert(fake.requests.head.streamARN() == arn)
     assert(fake.requests.size == 3)
     assert(fake.requests.tail.forall(r => r.streamARN() == null && r.streamName() == null))
@@ -88,7 +116,7 @@ class ShardTrackerSuite extends AnyFunSuite {
     val shards = Seq(shard(0, closed = true), shard(1, closed = true), shard(2, Seq(0)), shard(3, Seq(0)),
       shard(4, Seq(1, 3)), shard(5, Seq(99)))
     val fake = new PagedListShards(Map("orders" -> shards), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), 1000)
     tracker.list()
     def key(i: Int) = ShardKey("orders", f"shardId-$i%012d")
     val after = ShardPosition.After(RecordPosition("5", 0, lastInAggregate = true))
@@ -105,7 +133,8 @@ class ShardTrackerSuite extends AnyFunSuite {
   test("ended parents of shards not ended yet: what a real-time task needs to go on into a merged child") {
     val shards = Seq(shard(0, closed = true), shard(1, closed = true), shard(2, Seq(0)), shard(3, Seq(0)),
       shard(4, Seq(1, 3)))
-    val tracker = new ShardTracker(() => new PagedListShards(Map("orders" -> shards), 1000), Seq(orders), 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => new PagedListShards(Map("orders" -> shards), 1000)),
+      Seq(orders), 1000)
     tracker.list()
     val start = KinesisSourceOffset(
       (0 to 4).map(i => key(i) -> (ShardPosition.NotStarted(StartPosition.TrimHorizon): ShardPosition)).toMap)
@@ -120,7 +149,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a stream that does not exist fails with a clear error rather than looking finished") {
     val fake = new PagedListShards(Map.empty, 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), 1000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), 1000)
     val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.list())
     assert(e.getMessage.startsWith("[KINESIS_STREAM_NOT_FOUND] Stream 'orders' does not exist"))
   }
@@ -130,7 +159,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a listing that changes nothing keeps the offset as it is, its pinned first records with it") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0)
     // The end of a first batch from trim horizon: each shard's first record pinned (a replay reads from there).
     val offset =
       KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> readTo5), firsts = Map(key(0) -> "1", key(1) -> "2"))
@@ -146,7 +175,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a shard read to its end is dropped from the offset once retention removes it from the listing") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0, closed = true), shard(1, Seq(0)))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0)
     val offset = KinesisSourceOffset(Map(key(0) -> ShardPosition.Ended, key(1) -> readTo5))
     assert(tracker.refresh(offset, System.currentTimeMillis()) == offset, "a listed ended shard stays")
     fake.shardsOf = Map("orders" -> Seq(shard(1, Seq(0))))
@@ -158,7 +187,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("an unfinished shard that retention removed is data loss: the query fails, naming the shard and position") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0)
     val offset =
       KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     val e = intercept[io.sparkkinesis.errors.KinesisException](tracker.refresh(offset, System.currentTimeMillis()))
@@ -170,7 +199,8 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("with failOnDataLoss=false a removed unfinished shard is dropped and counted, and its child becomes readable") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(1, Seq(0)))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 0, failOnDataLoss = false)
+    val tracker =
+      new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 0, failOnDataLoss = false)
     val offset =
       KinesisSourceOffset(Map(key(0) -> readTo5, key(1) -> ShardPosition.NotStarted(StartPosition.TrimHorizon)))
     val refreshed = tracker.refresh(offset, System.currentTimeMillis())
@@ -199,7 +229,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a tracker that lists ahead lists on the driver's listing thread, and a due plan takes that listing") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 60000)
     try {
       listedBefore(tracker, 60000)
       // A split after the plan's last listing: the listing taken ahead sees it.
@@ -218,7 +248,7 @@ class ShardTrackerSuite extends AnyFunSuite {
 
   test("a listing taken ahead that lacks a shard of the offset, or a forced one, is listed by the plan itself") {
     val fake = new PagedListShards(Map("orders" -> Seq(shard(0), shard(1))), 1000)
-    val tracker = new ShardTracker(() => fake, Seq(orders), intervalMillis = 60000)
+    val tracker = new ShardTracker(ShardTracker.listShards(() => fake), Seq(orders), intervalMillis = 60000)
     try {
       listedBefore(tracker, 60000)
       tracker.listAhead()
@@ -236,5 +266,43 @@ class ShardTrackerSuite extends AnyFunSuite {
       tracker.refresh(offset, System.currentTimeMillis(), force = true)
       assert(callerCalls == forced + 1, "a forced listing is the plan's own")
     } finally tracker.stopListingAhead()
+  }
+
+  test("DynamoDB: an ended shard's children come from DescribeStream's CHILD_SHARDS filter, not a listing") {
+    import UnfilteredDescribeStream.{shard => ds}
+    val arn = "arn:aws:dynamodb:us-east-1:123456789012:table/orders/stream/2026-01-01T00:00:00.000"
+    val stream = StreamRef(arn, Some(arn), Some("us-east-1"))
+    def k(id: String) = ShardKey(arn, id)
+    // A stream's last 24 hours: x ended long ago, d its child is read, a is the other open shard.
+    val fake = new UnfilteredDescribeStream(Seq(ds("x", closed = true), ds("d", Some("x")), ds("a")))
+    val tracker = new ShardTracker((s, p) => DynamoDbStreams.list(fake, s, p), Seq(stream), intervalMillis = 60000,
+      listChildren = Some((s, id, p) => DynamoDbStreams.children(fake, s, id, p)))
+    val start = tracker.refresh(KinesisSourceOffset(Map.empty), System.currentTimeMillis())
+    assert(start.shards.keySet == Set(k("x"), k("d"), k("a")) && fake.filters == Seq(None), "the start lists")
+    val read = start.updated(k("x"), ShardPosition.Ended)
+    assert(tracker.refresh(read, System.currentTimeMillis()) eq read, "x was closed in the listing")
+    assert(fake.filters.size == 1)
+
+    // a ends before the service lists its children: looked up once, and again only when a refresh is forced.
+    fake.shards = Seq(ds("x", closed = true), ds("d", Some("x")), ds("a", closed = true))
+    val aEnded = read.updated(k("a"), ShardPosition.Ended)
+    assert(tracker.refresh(aEnded, System.currentTimeMillis()) eq aEnded)
+    assert(tracker.refresh(aEnded, System.currentTimeMillis()) eq aEnded)
+    assert(fake.filters.drop(1) == Seq(Some(("CHILD_SHARDS", "a"))))
+    // The split's children are listed now, and so is a child of d (open, still read) that only a listing may add:
+    // moto-like, the service answers every shard whatever the filter, and only a's children are taken.
+    fake.shards = fake.shards ++ Seq(ds("b", Some("a")), ds("c", Some("a")), ds("g", Some("d")))
+    val split = tracker.refresh(aEnded, System.currentTimeMillis(), force = true)
+    assert(fake.filters.drop(1) == Seq(Some(("CHILD_SHARDS", "a")), Some(("CHILD_SHARDS", "a"))))
+    assert(split.shards.keySet == Set(k("x"), k("d"), k("a"), k("b"), k("c")))
+    assert(split.shards(k("b")) == ShardPosition.NotStarted(StartPosition.TrimHorizon))
+    assert(tracker.parentsOf(k("b")) == Seq(k("a")) && tracker.readable(split) == Seq(k("b"), k("c"), k("d")))
+    assert(tracker.refresh(split, System.currentTimeMillis(), force = true) eq split, "a's children are known")
+    assert(fake.filters.size == 3)
+
+    // The periodic discovery interval: a whole listing again, which finds g.
+    val listed = tracker.refresh(split, tracker.nextListingMillis)
+    assert(fake.filters.last.isEmpty && fake.filters.size == 4)
+    assert(listed.shards.keySet == Set(k("x"), k("d"), k("a"), k("b"), k("c"), k("g")))
   }
 }

@@ -12,7 +12,7 @@ import io.sparkkinesis.offsets.ShardKey
 private[reader] object ChildShards {
 
   /**
-   * The children of `ended` in `listed` (its stream's shards) the task adopts, each with whether the listing shows
+   * The children of `ended` in `listed` (its stream's shards, or its children alone) the task adopts, each with whether the listing shows
    * it closed. `endedParents`: shards this task read to their end, and those that ended before the batch; `reading`:
    * the shards the task reads already.
    */

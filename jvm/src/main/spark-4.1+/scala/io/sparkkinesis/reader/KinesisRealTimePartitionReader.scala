@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
 
-import io.sparkkinesis.aws.{Contact, Failure, KinesisClients, ShardDescription, ShardListing}
+import io.sparkkinesis.aws.{Contact, Failure, RetryPolicy, ShardDescription}
 import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.errors.{Condition, KinesisException}
 import io.sparkkinesis.fetching.{
@@ -40,8 +40,9 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition, StartPosition}
  * `[KINESIS_*]` error, and so does a shard whose retries are spent. The calls are impatient: a shard backing off
  * waits for its time without holding the task, whose other shards go on meanwhile.
  *
- * A shard read to its end (split or merged away while the task runs) is followed by its children, found by a
- * ListShards call: each child whose every parent this task read to the end, or that ended before the batch began,
+ * A shard read to its end (split or merged away while the task runs) is followed by its children, found through the
+ * query's service (`fetching.ShardService.children`: a ListShards call, or DynamoDB's DescribeStream with the
+ * `CHILD_SHARDS` filter): each child whose every parent this task read to the end, or that ended before the batch began,
  * is read from its trim horizon in the same task, after every record of its parents (so per-key order holds).
  * Any other child (a merged shard whose other parent another task reads) is left to the next batch's plan.
  *
@@ -63,7 +64,7 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
     columns: KinesisSchema,
     open: (ShardKey, StartPosition) => ShardFetcher = null,
     clock: () => Long = () => System.currentTimeMillis(),
-    list: String => Seq[ShardDescription] = null,
+    children: ShardKey => Seq[ShardDescription] = null,
     sessions: ShardSessions = ShardSessions.shared)
   extends SupportsRealTimeRead[InternalRow] with Logging {
 
@@ -89,8 +90,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   private val openFetcher: (ShardKey, StartPosition) => ShardFetcher = Option(open).getOrElse((key, start) =>
     ShardFetchers.open(p.connection, p.streams(key.stream), key.shardId, start, p.fetch, closed(key)))
 
-  private val listShards: String => Seq[ShardDescription] = Option(list).getOrElse(stream =>
-    ShardListing.list(p.streams(stream))(KinesisClients.sync(p.connection).listShards))
+  private val childrenOf: ShardKey => Seq[ShardDescription] = Option(children).getOrElse(ended =>
+    p.fetch.service.children(p.connection, p.streams(ended.stream), ended.shardId, RetryPolicy.Default))
 
   /** The one failure policy, as the micro-batches' GetRecords calls have it, applied here between looks. */
   private val policy = PollingShardFetcher.retryPolicy(p.fetch.minPeriodMillis, Some(Contact.of(p.connection)))
@@ -195,11 +196,11 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
   /** The children of `ended` that this task may read now added to its shards (see the class comment). */
   private def adoptChildren(ended: ShardKey): Unit = {
     val listed =
-      try listShards(ended.stream)
+      try childrenOf(ended)
       catch {
         case NonFatal(e) =>
           logWarning(s"Shard ${ended.shardId} of stream '${ended.stream}' ended; its children are read from the " +
-            s"next batch, since listing the shards failed: $e")
+            s"next batch, since looking them up failed: $e")
           Nil
       }
     val endedParents = shards.filter(_.done).map(_.key).toSet ++ p.endedBefore

@@ -1,0 +1,34 @@
+package io.sparkkinesis.source
+
+import io.sparkkinesis.aws.{AwsConnection, DynamoDbStreams, StreamRef}
+import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions}
+import io.sparkkinesis.errors.KinesisErrors
+
+/**
+ * What `format("dynamodb-streams")` asks of a read's options besides the engine's ([[SourceOptions]]): one stream,
+ * by `tableName` (its latest stream, looked up now) or `dynamoDbStreamArn`, and none of the options DynamoDB Streams has
+ * no use for (enhanced fan-out).
+ */
+private[source] object DynamoDbSource {
+
+  def check(opts: ParsedOptions): Unit = {
+    val format = Dialect.DynamoDbStreams.format
+    if (opts.contains(O.StreamName))
+      throw KinesisErrors.conflictingOptions(s"Format '$format' reads a DynamoDB table's stream: name it with " +
+        s"'${O.TableName.name}' or '${O.StreamArn.name}' instead of 'streamName'.")
+    (opts.get(O.TableName), opts.get(O.StreamArn)) match {
+      case (None, None) => throw KinesisErrors.missingOption(O.TableName.name, "orders")
+      case (Some(_), Some(_)) =>
+        throw KinesisErrors.conflictingOptions(
+          s"Options '${O.TableName.name}' and '${O.StreamArn.name}' both name the stream to read; keep one of them.")
+      case _ =>
+    }
+    if (opts.getOrDefault(O.ConsumerMode) != "polling" || opts.contains(O.RegisteredConsumerId))
+      throw KinesisErrors.conflictingOptions(
+        s"DynamoDB Streams has no enhanced fan-out: remove '${O.ConsumerMode.name}' and the consumer options.")
+  }
+
+  /** The latest stream of the table `tableName` names (there is one, enabled, or the error says how to add it). */
+  def stream(opts: ParsedOptions): StreamRef =
+    DynamoDbStreams.latestOf(AwsConnection.fromOptions(opts, Nil), opts.get(O.TableName).get)
+}
