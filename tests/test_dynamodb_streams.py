@@ -48,6 +48,26 @@ def _table(client, name: str, stream: bool = True) -> str:
     return name
 
 
+def _decoded(changes):
+    """The item key, the change's kind, the `total` attribute before and after, its sequence number and shard."""
+    return changes.select(from_dynamodb_json("keys", "pk STRING").pk.alias("pk"), "eventName",
+                          from_dynamodb_json("newImage", "total INT").total.alias("new"),
+                          from_dynamodb_json("oldImage", "total INT").total.alias("old"), "sequenceNumber", "shardId")
+
+
+def _read_available_now(spark, rows, name: str) -> list:
+    """The rows an AvailableNow query of ``rows`` writes to the memory table ``name``, on a checkpoint of its own."""
+    query = (rows.writeStream.format("memory").queryName(name)
+             .option("checkpointLocation", tempfile.mkdtemp(prefix="py-dynamodb-"))
+             .trigger(availableNow=True).start())
+    try:
+        assert query.awaitTermination(180), "the AvailableNow read did not end within 3 minutes"
+    finally:
+        query.stop()
+    assert query.exception() is None, query.exception()
+    return spark.table(name).collect()
+
+
 def test_dynamodb_stream_reads_every_change_in_order_per_key(spark, dynamodb):
     endpoint, client = dynamodb
     table = _table(client, f"py-orders-{os.getpid()}")
@@ -62,18 +82,7 @@ def test_dynamodb_stream_reads_every_change_in_order_per_key(spark, dynamodb):
     assert changes.isStreaming
     assert changes.columns == ["eventID", "eventName", "approximateCreationDateTime", "sequenceNumber", "sizeBytes",
                                "streamViewType", "shardId", "userIdentity", "keys", "newImage", "oldImage"]
-    rows = changes.select(from_dynamodb_json("keys", "pk STRING").pk.alias("pk"), "eventName",
-                          from_dynamodb_json("newImage", "total INT").total.alias("new"),
-                          from_dynamodb_json("oldImage", "total INT").total.alias("old"), "sequenceNumber")
-    query = (rows.writeStream.format("memory").queryName("py_dynamodb_changes")
-             .option("checkpointLocation", tempfile.mkdtemp(prefix="py-dynamodb-"))
-             .trigger(availableNow=True).start())
-    try:
-        assert query.awaitTermination(180), "the AvailableNow read did not end within 3 minutes"
-    finally:
-        query.stop()
-    assert query.exception() is None, query.exception()
-    got = spark.table("py_dynamodb_changes").collect()
+    got = _read_available_now(spark, _decoded(changes), "py_dynamodb_changes")
     assert len(got) == len(KEYS) * 3
     assert len({r.sequenceNumber for r in got}) == len(got), "a change was read twice"
     for key in KEYS:
@@ -116,11 +125,8 @@ def _stream_arn(client, table: str) -> str:
 
 
 def _rows(spark, stream_arn: str, proxy: ReshardingStreams, **options):
-    changes = dynamodb_stream(spark, stream_arn=stream_arn, initial_position="trim_horizon",
-                              **dict(_options(proxy.endpoint), **options))
-    return changes.select(from_dynamodb_json("keys", "pk STRING").pk.alias("pk"), "eventName",
-                          from_dynamodb_json("newImage", "total INT").total.alias("new"),
-                          from_dynamodb_json("oldImage", "total INT").total.alias("old"), "sequenceNumber", "shardId")
+    return _decoded(dynamodb_stream(spark, stream_arn=stream_arn, initial_position="trim_horizon",
+                                    **dict(_options(proxy.endpoint), **options)))
 
 
 def _check_resharded(got, parent: str, children: Sequence[str]) -> None:
@@ -157,16 +163,8 @@ def test_dynamodb_stream_reads_a_rotated_or_split_shard(spark, dynamodb, childre
         _changes_before(client, table)
         parent, kids = proxy.split(arn, children=children)
         _changes_after(client, table)
-        name = f"py_dynamodb_reshard_{children}"
-        query = (_rows(spark, arn, proxy).writeStream.format("memory").queryName(name)
-                 .option("checkpointLocation", tempfile.mkdtemp(prefix="py-dynamodb-reshard-"))
-                 .trigger(availableNow=True).start())
-        try:
-            assert query.awaitTermination(180), "the AvailableNow read did not end within 3 minutes"
-        finally:
-            query.stop()
-        assert query.exception() is None, query.exception()
-        _check_resharded(spark.table(name).collect(), parent, kids)
+        got = _read_available_now(spark, _rows(spark, arn, proxy), f"py_dynamodb_reshard_{children}")
+        _check_resharded(got, parent, kids)
         _children_read_after_parent_ended(proxy, parent, kids)
 
 

@@ -152,10 +152,9 @@ class ReshardingStreams(FaultProxy):
         with self._lock:
             self._calls[operation] += 1
             self._changed.notify_all()
-            for rule in list(self._rules.values()):
-                if rule.matches(operation, (request.get("StreamArn"), request.get("ShardId"))) and rule.decide():
-                    self._injected[(rule.kind, operation)] += 1
-                    return _error_reply(rule.status, rule.error_type, rule.message)
+            fault = self._rule_fault(operation, (request.get("StreamArn"), request.get("ShardId")))
+            if fault is not None:
+                return fault
         self._local.authorization = handler.headers.get("Authorization")
         try:
             if operation == "DescribeStream":

@@ -790,6 +790,15 @@ class FaultProxy:
         except OSError:
             handler.close_connection = True
 
+    def _rule_fault(self, operation: str, shard: Shard) -> Optional[_Reply]:
+        """The error answer of the first configured rule that fires on this call, counted; None when none does.
+        Called with the lock held."""
+        for rule in list(self._rules.values()):
+            if rule.matches(operation, shard) and rule.decide():
+                self._injected[(rule.kind, operation)] += 1
+                return _error_reply(rule.status, rule.error_type, rule.message)
+        return None
+
     def _plan_and_run(self, handler: _Handler, operation: str, request: Optional[Dict[str, Any]],
                       body: bytes) -> _Reply:
         shard: Shard = UNKNOWN_SHARD
@@ -814,10 +823,9 @@ class FaultProxy:
                 return _json_reply(200, {"Records": [], "NextShardIterator": str(request.get("ShardIterator")),
                                          "MillisBehindLatest": STALLED_MILLIS_BEHIND})
             if request is not None:  # faults only for JSON requests the proxy understands
-                for rule in list(self._rules.values()):
-                    if rule.matches(operation, shard) and rule.decide():
-                        self._injected[(rule.kind, operation)] += 1
-                        return _error_reply(rule.status, rule.error_type, rule.message)
+                fault = self._rule_fault(operation, shard)
+                if fault is not None:
+                    return fault
                 listed = _stream_of(request) if operation == "ListShards" else None
                 if listed in self._stale_listings:
                     kept = self._stale_listings[listed]  # type: ignore[index]

@@ -14,7 +14,7 @@ import software.amazon.awssdk.services.kinesis.model._
 import io.sparkkinesis.aws.StreamRef
 import io.sparkkinesis.fetching.{FanOutShardFetcher, FaultySubscriptions, SubscriptionSource}
 import io.sparkkinesis.offsets.StartPosition
-import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
+import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, QueryWaits, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
 /**
@@ -22,7 +22,7 @@ import io.sparkkinesis.testing.TestStreams._
  * HTTP/2 (h2c on its plain port).
  */
 @Integration
-class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession {
+class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with SharedSparkSession with QueryWaits {
   import FanOutSourceSuite._
 
   private def server: LocalKinesisServer = kinesisMock
@@ -36,16 +36,6 @@ class FanOutSourceSuite extends AnyFunSuite with LocalKinesisServers with Shared
     spark.readStream.format("kinesis").options(options).load()
       .selectExpr("CAST(data AS STRING) AS data", "partitionKey", "shardId")
       .writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint).trigger(trigger).start()
-
-  /** Waits until `done`, failing with the query's error or `what` after `seconds`. */
-  private def await(query: StreamingQuery, what: String, seconds: Int = 600)(done: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
-    while (!done) {
-      query.exception.foreach(e => fail(e))
-      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
-      Thread.sleep(100)
-    }
-  }
 
   private def metric(query: StreamingQuery, name: String): String =
     Option(query.lastProgress).flatMap(p => p.sources.headOption).map(_.metrics.get(name)).orNull

@@ -1,23 +1,9 @@
 package io.sparkkinesis.source
 
-import org.apache.spark.sql.streaming.StreamingQuery
-import org.scalatest.Assertions
+import io.sparkkinesis.testing.QueryWaits
 
 /** What the real-time suites share: waiting on a running query for a condition, and records under ten keys. */
-trait RealTimeQueries extends Assertions {
-
-  /**
-   * Waits until `done`, failing with the query's error or `what` after `seconds` (by default sized for a machine
-   * three times slower than a quiet one, as CI's lanes side by side make it: it only lengthens a failing run).
-   */
-  protected def await(query: StreamingQuery, what: => String, seconds: Int = 600)(done: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000L * 1000 * 1000
-    while (!done) {
-      query.exception.foreach(e => fail(e))
-      assert(System.nanoTime() < deadline, s"$what: not within $seconds s")
-      Thread.sleep(20)
-    }
-  }
+trait RealTimeQueries extends QueryWaits {
 
   /** Records `r<from>` to `r<until - 1>`, keyed `k0` to `k9` in turn. */
   protected def records(from: Int, until: Int): Seq[(String, String)] =
