@@ -16,15 +16,16 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 
 /**
  * What quiet shards cost. While records flow, shards are read by prefetch rounds, each a small Spark job. A shard
- * in which no round has found a record for `quietAfterMillis`, caught up at its tip, is *quiet*: the driver looks
+ * in which no round has found a record for `quietAfterMillis`, caught up at its tip, the last round included (so a
+ * batch longer than that between two rounds that found records leaves a steady shard busy), is *quiet*: the driver looks
  * for new records on it itself instead, in the background: one GetRecords call of one record, at the pace the
  * executors would have polled it (`idleFetchPeriod`), from where the query stands. Rounds then visit only the
  * shards that are not quiet, so a quiet query runs no Spark job at all, and a query with a few busy shards among
  * many quiet ones runs rounds of the busy ones only. A quiet shard with news (a record, its end, or an error for
  * the executors to meet and report) wakes up: the next round reads it. If that round leaves it caught up, the
  * shard trickles and goes back to the watch at once; if not (a backlog), or if the watch's first look already found
- * news (records come faster than the watch looks: a busy shard that only seemed quiet because a batch took longer
- * than `quietAfterMillis`), it stays in the rounds until it is quiet again. The records the driver sees are not
+ * news (records come faster than the watch looks: a busy shard that only seemed quiet because its records paused
+ * for `quietAfterMillis`), it stays in the rounds until it is quiet again. The records the driver sees are not
  * kept: the round reads them.
  *
  * The calls run on the watch's own threads, each shard on its own schedule, so a shard's news is taken up by the
@@ -69,6 +70,7 @@ private[sparkkinesis] final class QuietWatch(
   def heard(key: ShardKey, nowMillis: Long, found: Boolean, settled: Boolean): Unit = {
     val trickled = backFromWatch.contains(key) && settled
     backFromWatch -= key
+    foundLast = if (found && !trickled) foundLast + key else foundLast - key
     if (found && !trickled) {
       lastNews = lastNews.updated(key, nowMillis)
       Option(watches.remove(key)).foreach { w =>
@@ -81,16 +83,21 @@ private[sparkkinesis] final class QuietWatch(
   // Shards the watch woke whose first round since has not reported yet (stream thread only).
   private var backFromWatch = Set.empty[ShardKey]
 
+  // Shards whose last round found records (stream thread only): busy, however long ago that round was. Between two
+  // rounds a batch runs, and a batch longer than `quietAfterMillis` must not make a steady shard look quiet (a new
+  // iterator on the driver, and a look, after every such batch).
+  private var foundLast = Set.empty[ShardKey]
+
   /**
-   * Whether no round has found records in the shard for `quietAfterMillis`, counted from the first time it was
-   * asked about when no round has found any yet.
+   * Whether no round has found records in the shard for `quietAfterMillis` (counted from the first time it was asked
+   * about when no round has found any yet), and the last round found none either.
    */
-  def quiet(key: ShardKey, nowMillis: Long): Boolean = lastNews.get(key) match {
+  def quiet(key: ShardKey, nowMillis: Long): Boolean = !foundLast.contains(key) && (lastNews.get(key) match {
     case Some(last) => nowMillis - last >= quietAfterMillis
     case None =>
       lastNews = lastNews.updated(key, nowMillis)
       false
-  }
+  })
 
   /**
    * Watches quiet shards from their positions in the offset, unless they are watched from there already. The first
@@ -121,6 +128,7 @@ private[sparkkinesis] final class QuietWatch(
   def forget(gone: Set[ShardKey]): Unit = {
     lastNews --= gone
     backFromWatch --= gone
+    foundLast --= gone
     gone.foreach(k => Option(watches.remove(k)).foreach(_.cancelled = true))
   }
 
