@@ -203,7 +203,8 @@ typecheck: venv
 #     through the installed wheel on the default PySpark (`test-python`, PYTEST_WORKERS processes; the release checks,
 #     tests/test_release.py, among them) and the compatibility tests on the other PySpark lines (`test-compat`, the
 #     heavy ones only on 3.5, whose jar is its own). Most tests wait on the local servers, so on 2 cores the lanes
-#     overlap well; `-k` lets every lane finish and report, and any failure fails the run.
+#     overlap well; `-k` lets every lane finish and report, any failure fails the run, and the run then ends with a line
+#     per failed test and the start of its message (`bin/test-inventory --failures`: a CI log shows its end).
 # `make test-full` is the same with the whole matrix: every Scala suite on every artifact and every compat test on
 # every PySpark line. docs/testing.md ("Tiers", "How long it takes") says what runs where and how long it takes.
 SBT_BUILD_STEPS = $(foreach p,$(FMT_CHECKED_PROJECTS),$(p)/scalafmtCheckAll) $(foreach p,$(SBT_PROJECTS),$(p)/assembly) \
@@ -222,7 +223,8 @@ define TEST_RUN
 	@echo "== [$$(date +%T)] build: type check, format check, assemblies, sources and Scaladoc jars, test classes; compat venvs"
 	$(MAKE) --no-print-directory -j4 build typecheck compat-venvs $(if $(2),CDS_JVM_OPTIONS="$(2)" class-archives)
 	@echo "== [$$(date +%T)] Scala suites, Python suites and compatibility tests side by side (output as each ends)"
-	$(if $(2),JAVA_TOOL_OPTIONS="$(2)") $(MAKE) --no-print-directory -j3 -k --output-sync=target test-scala test-python test-compat $(1)
+	$(if $(2),JAVA_TOOL_OPTIONS="$(2)") $(MAKE) --no-print-directory -j3 -k --output-sync=target test-scala test-python test-compat $(1) \
+	  || { echo "== [$$(date +%T)] make $@: failed tests, from the JUnit reports:"; $(PYTHON) bin/test-inventory --failures; exit 1; }
 	@echo "== [$$(date +%T)] make $@: done"
 endef
 test:
