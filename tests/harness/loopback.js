@@ -5,12 +5,13 @@
 // all go through net.Server.prototype.listen) gets its host replaced by LOOPBACK_HOST (default
 // 127.0.0.1). Unix sockets and inherited handles are left alone.
 //
-// It also makes SIGTERM/SIGINT stop the server promptly. kinesis-mock's graceful shutdown waits, with
-// no limit, until every client has closed its connection, and test clients keep idle keep-alive
-// connections open. Destroying those sockets does not help (its connection handlers then wait for
-// an end-of-stream that never comes), so on the signal each open connection (and any new one) is
-// given an end-of-stream as if the client had closed it; the server then finishes and closes it
-// itself, and the program's own shutdown runs as usual.
+// It also hides from the server the connections a client reset before the server took them (see
+// dropResetConnections), and makes SIGTERM/SIGINT stop the server promptly. kinesis-mock's graceful shutdown
+// waits, with no limit, until every client has closed its connection, and test clients keep idle keep-alive
+// connections open. Destroying those sockets does not help (its connection handlers then wait for an end-of-
+// stream that never comes), so on the signal each open connection (and any new one) is given an end-of-stream
+// as if the client had closed it; the server then finishes and closes it itself, and the program's own
+// shutdown runs as usual.
 'use strict'
 
 const net = require('net')
@@ -34,9 +35,24 @@ function endInput(socket) {
   }
 }
 
+// A connection the client reset before the server took it (a SIGKILLed Spark driver's, say) reaches the server with
+// no remote address. kinesis-mock's server loop fails on such a socket and closes its listening socket, while the
+// process lives on: every later client is refused. The server never sees those connections: they are already gone.
+function dropResetConnections(server) {
+  const emit = server.emit
+  server.emit = function emitLiveConnections(event, socket, ...rest) {
+    if (event === 'connection' && socket && socket.remoteAddress === undefined) {
+      socket.destroy()
+      return false
+    }
+    return emit.call(this, event, socket, ...rest)
+  }
+}
+
 function track(server) {
   if (trackedServers.has(server)) return
   trackedServers.add(server)
+  dropResetConnections(server)
   server.on('connection', (socket) => {
     if (stopping) {
       endInput(socket)
