@@ -26,7 +26,7 @@ from harness.streaming import DRIVERS_DIR, drivers  # noqa: F401 (drivers: pytes
 ORDERED_DRIVER = DRIVERS_DIR / "ordered_realtime_driver.py"
 KEYS = 12
 PER_TICK = 20  # records every 0.1 s: 200 records/s
-MAX_TICKS = 3600  # the writer stops after 6 minutes whatever happens
+MAX_TICKS = 7200  # the writer stops after 12 minutes whatever happens (50 to 80 s for the whole test here)
 START_TIMEOUT_S = 300.0
 RUN_TIMEOUT_S = 300.0  # 80 s for the whole test here; CI machines have been 2-3 times slower
 SINKS = {"plain": {"ordering": "perKey"}, "kpl": {"ordering": "perKey", "aggregation": "kpl"}}
@@ -61,8 +61,9 @@ class TickWriter:
         return self.written
 
 
-def _items(kinesis, stream: str) -> set:
-    return {r["data"] for r in ordering.read_as_kcl(kinesis, stream)[0]}
+def _holding(outputs, at_least: int) -> bool:
+    """Whether every output holds ``at_least`` distinct records (each tail reads on from its last poll)."""
+    return all(tail.poll() >= at_least for tail in outputs)
 
 
 @pytest.mark.skipif(pyspark_line() < (4, 2), reason="PySpark takes trigger(realTime=...) from 4.2")
@@ -77,20 +78,25 @@ def test_per_key_order_holds_across_a_split_and_a_driver_kill(kinesalite_server,
               "slots": 8, "max_seconds": 1200,
               "outputs": [{"stream": outputs[kind], "sink": SINKS[kind], "checkpoint": str(tmp_path / kind)}
                           for kind in SINKS]}
+    tails = [ordering.KclTail(kinesis, o) for o in outputs.values()]
     writer = TickWriter(kinesis, source)
+
+    def state() -> str:
+        return f"; {writer.written} records written, the outputs hold {[len(t.data) for t in tails]}"
+
     writer.thread.start()
     try:
         first = drivers("first", ORDERED_DRIVER, config)
         first.await_started(START_TIMEOUT_S)
-        first.wait_until(lambda: all(len(_items(kinesis, o)) >= 400 for o in outputs.values()), START_TIMEOUT_S,
-                         "400 records in each output", interval=2.0)
+        first.wait_until(lambda: _holding(tails, 400), START_TIMEOUT_S, "400 records in each output", interval=2.0,
+                         context=state)
 
         for name in [source, *outputs.values()]:
             streams.split_in_half(kinesis, name, "shardId-000000000000")
         at_split = writer.written
         # Records written after the split came through both queries, and each committed a batch planned after it.
-        first.wait_until(lambda: all(len(_items(kinesis, o)) >= at_split + 200 for o in outputs.values()),
-                         RUN_TIMEOUT_S, "the records written after the split in each output", interval=2.0)
+        first.wait_until(lambda: _holding(tails, at_split + 200), RUN_TIMEOUT_S,
+                         "the records written after the split in each output", interval=2.0, context=state)
         committed = {kind: max(spark_log.commits(tmp_path / kind), default=-1) for kind in SINKS}
         first.wait_until(lambda: all(max(spark_log.commits(tmp_path / kind), default=-1) > committed[kind]
                                      for kind in SINKS), RUN_TIMEOUT_S, "a batch committed after the split",
@@ -100,13 +106,13 @@ def test_per_key_order_holds_across_a_split_and_a_driver_kill(kinesalite_server,
         second = first.restart("second")
         second.await_started(START_TIMEOUT_S)
         at_restart = writer.written
-        second.wait_until(lambda: all(len(_items(kinesis, o)) >= at_restart + 200 for o in outputs.values()),
-                          RUN_TIMEOUT_S, "records written after the restart in each output", interval=2.0)
+        second.wait_until(lambda: _holding(tails, at_restart + 200), RUN_TIMEOUT_S,
+                          "records written after the restart in each output", interval=2.0, context=state)
         written = writer.stop()
         expected = ordering.read_as_kcl(kinesis, source)[0]
         assert len({r["data"] for r in expected}) == written, "the input does not hold what the writer put"
-        second.wait_until(lambda: all(len(_items(kinesis, o)) >= written for o in outputs.values()), RUN_TIMEOUT_S,
-                          "every record in each output", interval=1.0)
+        second.wait_until(lambda: _holding(tails, written), RUN_TIMEOUT_S,
+                          "every record in each output", interval=1.0, context=state)
         assert second.stop(RUN_TIMEOUT_S) == 0, second.report()
     finally:
         writer.stopped.set()

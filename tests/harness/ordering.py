@@ -82,26 +82,56 @@ def tick_entries(first: int, count: int, keys: int) -> List[Dict[str, Any]]:
     return [entry for _, entry in sorted(plain + aggregated, key=lambda e: e[0])]
 
 
+def _hash_range(shard: Dict[str, Any]) -> Tuple[int, int]:
+    return int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
+
+
+def _kept(record: Dict[str, Any], hash_range: Tuple[int, int]) -> Iterable[Tuple[Dict[str, Any], bool]]:
+    """The user records of ``record`` a KCL-style consumer keeps, with whether each came in an aggregate: it drops
+    the aggregated ones whose partition key hashes outside the shard's range."""
+    low, high = hash_range
+    for user in user_records(record):
+        aggregated = bool(user["kinesis"].get("aggregated"))
+        yield user, aggregated and not low <= hash_key(user["kinesis"]["partitionKey"]) <= high
+
+
 def read_as_kcl(kinesis, stream: str, timeout: float = 120.0) -> Tuple[List[Dict[str, Any]], int]:
     """Every user record a KCL-style consumer keeps, in the order it reads them: dicts with ``data`` (str),
     ``partition_key``, ``shard_id``, ``arrival_timestamp`` (the Kinesis record's) and ``aggregated``; and how many
     sub-records it dropped for lying outside their shard's hash range."""
-    ranges = {s["ShardId"]: (int(s["HashKeyRange"]["StartingHashKey"]), int(s["HashKeyRange"]["EndingHashKey"]))
-              for s in streams.list_shards(kinesis, stream)}
+    ranges = {s["ShardId"]: _hash_range(s) for s in streams.list_shards(kinesis, stream)}
     kept: List[Dict[str, Any]] = []
     dropped = 0
     for record in streams.read_all(kinesis, stream, timeout):  # shard by shard in shard-id order: parents first
-        low, high = ranges[record["shard_id"]]
-        for user in user_records(record):
-            key = user["kinesis"]["partitionKey"]
-            aggregated = bool(user["kinesis"].get("aggregated"))
-            if aggregated and not low <= hash_key(key) <= high:
+        for user, outside in _kept(record, ranges[record["shard_id"]]):
+            if outside:
                 dropped += 1
                 continue
-            kept.append({"data": base64.b64decode(user["kinesis"]["data"]).decode("utf-8"), "partition_key": key,
-                         "shard_id": record["shard_id"], "arrival_timestamp": record["arrival_timestamp"],
-                         "aggregated": aggregated})
+            kept.append({"data": base64.b64decode(user["kinesis"]["data"]).decode("utf-8"),
+                         "partition_key": user["kinesis"]["partitionKey"], "shard_id": record["shard_id"],
+                         "arrival_timestamp": record["arrival_timestamp"],
+                         "aggregated": bool(user["kinesis"].get("aggregated"))})
     return kept, dropped
+
+
+class KclTail:
+    """The distinct user records' data a KCL-style consumer keeps of a stream, gathered as they arrive
+    (``streams.Tail``): each ``poll`` costs what arrived since the last, and never waits for a busy stream to answer
+    empty, as read_as_kcl does. For waiting until an output holds records; read_as_kcl checks their order."""
+
+    def __init__(self, kinesis, stream: str) -> None:
+        self.data: set = set()
+        self._tail = streams.Tail(kinesis, stream, on_records=self._add)
+
+    def _add(self, shard: Dict[str, Any], records: List[Dict[str, Any]]) -> None:
+        for record in records:
+            self.data.update(base64.b64decode(user["kinesis"]["data"]).decode("utf-8")
+                             for user, outside in _kept(record, _hash_range(shard)) if not outside)
+
+    def poll(self) -> int:
+        """Reads on, and returns how many distinct records it has kept so far."""
+        self._tail.poll()
+        return len(self.data)
 
 
 def by_key(records: Iterable[Dict[str, Any]]) -> Dict[str, List[str]]:

@@ -7,7 +7,7 @@ Works against both local servers: kinesis-mock and kinesalite (see local_kinesis
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 __all__ = ["client", "create_stream", "delete_stream", "wait_active", "list_shards", "split_in_half", "put_records",
            "read_all", "data_set", "Tail"]
@@ -168,6 +168,17 @@ def put_records(kinesis, stream: str, records: Iterable[Record],
     return results  # type: ignore[return-value]
 
 
+def _as_read(record: Dict[str, Any], shard_id: str) -> Dict[str, Any]:
+    """A GetRecords record as read_all returns it."""
+    return {
+        "data": bytes(record["Data"]),
+        "partition_key": record["PartitionKey"],
+        "sequence_number": record["SequenceNumber"],
+        "shard_id": shard_id,
+        "arrival_timestamp": record.get("ApproximateArrivalTimestamp"),
+    }
+
+
 def _read_shard(kinesis, stream: str, shard_id: str, deadline: float) -> List[Dict[str, Any]]:
     iterator = kinesis.get_shard_iterator(StreamName=stream, ShardId=shard_id,
                                           ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
@@ -177,14 +188,7 @@ def _read_shard(kinesis, stream: str, shard_id: str, deadline: float) -> List[Di
             raise TimeoutError(f"reading shard {shard_id} of {stream} did not catch up in time")
         response = kinesis.get_records(ShardIterator=iterator, Limit=MAX_GET_RECORDS)
         records = response.get("Records", [])
-        for r in records:
-            out.append({
-                "data": bytes(r["Data"]),
-                "partition_key": r["PartitionKey"],
-                "sequence_number": r["SequenceNumber"],
-                "shard_id": shard_id,
-                "arrival_timestamp": r.get("ApproximateArrivalTimestamp"),
-            })
+        out.extend(_as_read(r, shard_id) for r in records)
         iterator = response.get("NextShardIterator")
         # A closed shard ends with a null iterator. An open one is caught up when a response is
         # empty and not behind (kinesalite always reports MillisBehindLatest 0 on open shards).
@@ -209,13 +213,17 @@ def read_all(kinesis, stream: str, timeout: float = 120.0) -> List[Dict[str, Any
 class Tail:
     """Counts a stream's records as they arrive, one poll at a time, from TRIM_HORIZON: each poll reads on from where
     the last one stopped, at most ``pages`` GetRecords per shard, so a poll costs what arrived since the last one.
+    ``on_records``, if given, gets each shard's new records (its ListShards entry, and the records as read_all
+    returns them).
 
     read_all reads from the start each time and returns only once a shard answers empty: on a stream a writer keeps
     busy, a slow server may never answer empty, and the call ends at its timeout. A poll never waits for that.
     """
 
-    def __init__(self, kinesis, stream: str, pages: int = 5) -> None:
+    def __init__(self, kinesis, stream: str, pages: int = 5,
+                 on_records: Optional[Callable[[Dict[str, Any], List[Dict[str, Any]]], None]] = None) -> None:
         self._kinesis, self._stream, self._pages = kinesis, stream, pages
+        self._on_records = on_records
         self._iterators: Dict[str, Optional[str]] = {}
         self.count = 0
 
@@ -232,8 +240,11 @@ class Tail:
                     break
                 response = self._kinesis.get_records(ShardIterator=iterator, Limit=MAX_GET_RECORDS)
                 self._iterators[shard_id] = response.get("NextShardIterator")
-                self.count += len(response.get("Records", []))
-                if not response.get("Records"):
+                records = response.get("Records", [])
+                self.count += len(records)
+                if self._on_records is not None and records:
+                    self._on_records(shard, [_as_read(r, shard_id) for r in records])
+                if not records:
                     break
         return self.count
 
