@@ -86,9 +86,9 @@ def _hash_range(shard: Dict[str, Any]) -> Tuple[int, int]:
     return int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
 
 
-def _kept(record: Dict[str, Any], hash_range: Tuple[int, int]) -> Iterable[Tuple[Dict[str, Any], bool]]:
-    """The user records of ``record`` a KCL-style consumer keeps, with whether each came in an aggregate: it drops
-    the aggregated ones whose partition key hashes outside the shard's range."""
+def _judged(record: Dict[str, Any], hash_range: Tuple[int, int]) -> Iterable[Tuple[Dict[str, Any], bool]]:
+    """The user records of ``record``, each with whether a KCL-style consumer drops it: an aggregated one whose
+    partition key hashes outside the range of the shard that holds it."""
     low, high = hash_range
     for user in user_records(record):
         aggregated = bool(user["kinesis"].get("aggregated"))
@@ -103,7 +103,7 @@ def read_as_kcl(kinesis, stream: str, timeout: float = 120.0) -> Tuple[List[Dict
     kept: List[Dict[str, Any]] = []
     dropped = 0
     for record in streams.read_all(kinesis, stream, timeout):  # shard by shard in shard-id order: parents first
-        for user, outside in _kept(record, ranges[record["shard_id"]]):
+        for user, outside in _judged(record, ranges[record["shard_id"]]):
             if outside:
                 dropped += 1
                 continue
@@ -126,7 +126,7 @@ class KclTail:
     def _add(self, shard: Dict[str, Any], records: List[Dict[str, Any]]) -> None:
         for record in records:
             self.data.update(base64.b64decode(user["kinesis"]["data"]).decode("utf-8")
-                             for user, outside in _kept(record, _hash_range(shard)) if not outside)
+                             for user, outside in _judged(record, _hash_range(shard)) if not outside)
 
     def poll(self) -> int:
         """Reads on, and returns how many distinct records it has kept so far."""
