@@ -15,6 +15,7 @@ record of its key (records read again, the replays of at-least-once, are allowed
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 import pytest
 
@@ -26,17 +27,20 @@ from harness.streaming import DRIVERS_DIR, drivers  # noqa: F401 (drivers: pytes
 ORDERED_DRIVER = DRIVERS_DIR / "ordered_realtime_driver.py"
 KEYS = 12
 PER_TICK = 20  # records every 0.1 s: 200 records/s
-MAX_TICKS = 7200  # the writer stops after 12 minutes whatever happens (50 to 80 s for the whole test here)
+MAX_TICKS = 7200  # the writer stops after 12 minutes whatever happens (40 to 80 s for the whole test here)
+MAX_AHEAD = 2000  # the writer waits while it is this many records ahead of an output: a slow machine's queries
 START_TIMEOUT_S = 300.0
 RUN_TIMEOUT_S = 300.0  # 80 s for the whole test here; CI machines have been 2-3 times slower
 SINKS = {"plain": {"ordering": "perKey"}, "kpl": {"ordering": "perKey", "aggregation": "kpl"}}
 
 
 class TickWriter:
-    """Puts ``ordering.tick_entries`` every 0.1 s in a background thread until stopped (at most MAX_TICKS)."""
+    """Puts ``ordering.tick_entries`` every 0.1 s in a background thread until stopped (at most MAX_TICKS ticks),
+    skipping the ticks at which ``read()`` (the fewest records an output holds) is MAX_AHEAD behind: on a slow machine
+    the input does not outgrow what the queries and the test's reads of the outputs can keep up with."""
 
-    def __init__(self, kinesis, stream: str):
-        self.kinesis, self.stream = kinesis, stream
+    def __init__(self, kinesis, stream: str, read: Callable[[], int]):
+        self.kinesis, self.stream, self.read = kinesis, stream, read
         self.written = 0
         self.error = None
         self.stopped = threading.Event()
@@ -45,8 +49,9 @@ class TickWriter:
     def _run(self) -> None:
         try:
             for _ in range(MAX_TICKS):
-                streams.put_records(self.kinesis, self.stream, ordering.tick_entries(self.written, PER_TICK, KEYS))
-                self.written += PER_TICK
+                if self.written - self.read() < MAX_AHEAD:
+                    streams.put_records(self.kinesis, self.stream, ordering.tick_entries(self.written, PER_TICK, KEYS))
+                    self.written += PER_TICK
                 if self.stopped.wait(0.1):
                     return
         except BaseException as e:  # noqa: BLE001 - reported by stop()
@@ -63,7 +68,8 @@ class TickWriter:
 
 def _holding(outputs, at_least: int) -> bool:
     """Whether every output holds ``at_least`` distinct records (each tail reads on from its last poll)."""
-    return all(tail.poll() >= at_least for tail in outputs)
+    counts = [tail.poll() for tail in outputs]  # every tail, so that each reads on (and says what it holds)
+    return all(count >= at_least for count in counts)
 
 
 @pytest.mark.skipif(pyspark_line() < (4, 2), reason="PySpark takes trigger(realTime=...) from 4.2")
@@ -79,7 +85,7 @@ def test_per_key_order_holds_across_a_split_and_a_driver_kill(kinesalite_server,
               "outputs": [{"stream": outputs[kind], "sink": SINKS[kind], "checkpoint": str(tmp_path / kind)}
                           for kind in SINKS]}
     tails = [ordering.KclTail(kinesis, o) for o in outputs.values()]
-    writer = TickWriter(kinesis, source)
+    writer = TickWriter(kinesis, source, read=lambda: min(len(tail.data) for tail in tails))
 
     def state() -> str:
         return f"; {writer.written} records written, the outputs hold {[len(t.data) for t in tails]}"
