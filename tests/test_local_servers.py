@@ -34,14 +34,17 @@ def _cut_a_request_in_half(port: int) -> None:
         with pytest.raises(socket.timeout):
             sock.recv(1)
     finally:
-        # SO_LINGER with a zero timeout: close() sends RST instead of FIN.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.close()
+        _reset(sock)
 
 
 def _reset_on_connect(port: int) -> None:
     """Connects and resets at once, before the server has taken the connection."""
-    sock = socket.create_connection((local_kinesis.HOST, port), timeout=5)
+    _reset(socket.create_connection((local_kinesis.HOST, port), timeout=5))
+
+
+def _reset(sock: socket.socket) -> None:
+    """Closes with a reset, as a killed client's connection ends: SO_LINGER with a zero timeout makes close() send RST
+    instead of FIN."""
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     sock.close()
 

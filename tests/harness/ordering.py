@@ -124,9 +124,10 @@ class KclTail:
         self._tail = streams.Tail(kinesis, stream, on_records=self._add)
 
     def _add(self, shard: Dict[str, Any], records: List[Dict[str, Any]]) -> None:
+        hash_range = _hash_range(shard)
         for record in records:
             self.data.update(base64.b64decode(user["kinesis"]["data"]).decode("utf-8")
-                             for user, outside in _judged(record, _hash_range(shard)) if not outside)
+                             for user, outside in _judged(record, hash_range) if not outside)
 
     def poll(self) -> int:
         """Reads on, and returns how many distinct records it has kept so far."""

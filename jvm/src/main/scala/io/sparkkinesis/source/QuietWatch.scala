@@ -17,8 +17,8 @@ import io.sparkkinesis.offsets.{ShardKey, ShardPosition}
 /**
  * What quiet shards cost. While records flow, shards are read by prefetch rounds, each a small Spark job. A shard
  * in which no round has found a record for `quietAfterMillis`, caught up at its tip, the last round included (so a
- * batch longer than that between two rounds that found records leaves a steady shard busy), is *quiet*: the driver looks
- * for new records on it itself instead, in the background: one GetRecords call of one record, at the pace the
+ * batch longer than that between two rounds that found records leaves a steady shard busy), is *quiet*: the driver
+ * looks for new records on it itself instead, in the background: one GetRecords call of one record, at the pace the
  * executors would have polled it (`idleFetchPeriod`), from where the query stands. Rounds then visit only the
  * shards that are not quiet, so a quiet query runs no Spark job at all, and a query with a few busy shards among
  * many quiet ones runs rounds of the busy ones only. A quiet shard with news (a record, its end, or an error for
@@ -70,8 +70,9 @@ private[sparkkinesis] final class QuietWatch(
   def heard(key: ShardKey, nowMillis: Long, found: Boolean, settled: Boolean): Unit = {
     val trickled = backFromWatch.contains(key) && settled
     backFromWatch -= key
-    foundLast = if (found && !trickled) foundLast + key else foundLast - key
-    if (found && !trickled) {
+    val news = found && !trickled
+    foundLast = if (news) foundLast + key else foundLast - key
+    if (news) {
       lastNews = lastNews.updated(key, nowMillis)
       Option(watches.remove(key)).foreach { w =>
         w.cancelled = true
