@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -57,7 +57,9 @@ HOSTS = sorted(standalone_cluster.WORKER_HOSTS)
 APP_RECORDS = 2_000
 APP_KEYS = 200
 APP_SHARDS = 4
-APP_TIMEOUT = 480.0  # generous: a run takes 1-2 minutes; CI machines have been 2-3 times slower than ours
+# Generous: a run takes 1-2 minutes here. CI has run the real-time apps 7-10 times slower than that, while the Scala and
+# compatibility lanes ran beside the Python one on its two cores; the bound only lengthens a failing run.
+APP_TIMEOUT = 900.0
 
 # speculation
 SPEC_RECORDS = 3_000
@@ -232,6 +234,8 @@ PLACEMENT_BATCHES = 6
 # What each real-time task logs on its executor when it starts (reader/KinesisRealTimePartitionReader).
 TASK_LINE = re.compile(r"Real-time task of batch (\d+) reads (.*) on \S+; "
                        r"fetchers taken from this executor's pool: (\d+) of (\d+)")
+# ... and when it got its slot only after its batch's end (it reads nothing, and opens no fetcher).
+LATE_LINE = re.compile(r"Real-time task of batch (\d+) started after its batch's end")
 
 
 def real_time_config(server, stream_name: str, tmp_path: Path, batches: int, **more) -> dict:
@@ -286,16 +290,21 @@ def test_real_time_mode_with_default_parallelism_at_four_times_the_cores_reads_e
     assert max(per_stage.values()) <= len(HOSTS), f"more real-time tasks than the cluster's slots: {per_stage}"
 
 
-def task_shards(cluster, application_id: str) -> Dict[str, Dict[int, Tuple[str, int, int]]]:
+def task_shards(cluster, application_id: str) -> Tuple[Dict[str, Dict[int, Tuple[str, int, int]]],
+                                                       Set[Tuple[str, int]]]:
     """Shard -> batch -> (executor id, fetchers its task took from the executor's pool, the task's shards), from
-    what each real-time task logged on its executor (``worker-*/<app>/<executor id>/stderr``)."""
+    what each real-time task logged on its executor (``worker-*/<app>/<executor id>/stderr``); and the (executor id,
+    batch) pairs where a task started only after its batch's end."""
     found: Dict[str, Dict[int, Tuple[str, int, int]]] = collections.defaultdict(dict)
+    late: Set[Tuple[str, int]] = set()
     for path in cluster.workdir.glob(f"worker-*/{application_id}/*/stderr"):
-        for match in TASK_LINE.finditer(path.read_text(errors="replace")):
+        text = path.read_text(errors="replace")
+        for match in TASK_LINE.finditer(text):
             batch, shards, taken, count = match.groups()
             for shard in re.findall(r"(shardId-\d+) of '", shards):
                 found[shard][int(batch)] = (path.parent.name, int(taken), int(count))
-    return found
+        late.update((path.parent.name, int(b)) for b in LATE_LINE.findall(text))
+    return found, late
 
 
 def test_real_time_fan_out_keeps_each_shard_on_the_executor_of_its_pooled_subscription(
@@ -310,7 +319,7 @@ def test_real_time_fan_out_keeps_each_shard_on_the_executor_of_its_pooled_subscr
                               sourceOptions={"consumerMode": "efo", "requireConsumerDeregistration": "true"})
     result = run_while_writing(kinesis_mock_server, stream_name, PLACEMENT_SHARDS, config, cluster, tmp_path,
                                {"spark.cores.max": str(AFFINITY_WORKERS)})
-    placements = task_shards(cluster, result["applicationId"])
+    placements, late = task_shards(cluster, result["applicationId"])
     assert sorted(placements) == [f"shardId-{i:012d}" for i in range(PLACEMENT_SHARDS)], placements
     summary = {s: {b: p[0] for b, p in sorted(runs.items())} for s, runs in placements.items()}
     print(f"executor of each shard's task, by batch: {summary}")
@@ -318,11 +327,14 @@ def test_real_time_fan_out_keeps_each_shard_on_the_executor_of_its_pooled_subscr
         assert len(runs) >= PLACEMENT_BATCHES, f"shard {shard}: tasks of batches {sorted(runs)} only"
         assert len({executor for executor, _, _ in runs.values()}) == 1, \
             f"shard {shard}'s task moved between executors: {summary[shard]}"
-        # The first batch's task opens the shard's subscription; so does the second's when the first's started only
-        # after its batch's end on a new executor and read nothing. From then on every task takes it from the pool.
-        cold = sorted(b for b, (_, taken, count) in runs.items() if taken < count)
-        assert len(cold) <= 2 and cold == sorted(runs)[:len(cold)], \
-            f"shard {shard}: the tasks of batches {cold} of {sorted(runs)} opened a fetcher of their own"
+        # The first task that starts within its batch opens the shard's subscription: before it, only tasks that
+        # got their slot after their batch's end (a new executor's first tasks, a busy machine), which read nothing
+        # and open nothing. From then on every task takes the subscription from its executor's pool.
+        in_time = [b for b, (executor, _, _) in sorted(runs.items()) if (executor, b) not in late]
+        cold = [b for b in in_time if runs[b][1] < runs[b][2]]
+        assert in_time and cold == in_time[:1], \
+            f"shard {shard}: the tasks of batches {cold} of those that started in time, {in_time}, opened a fetcher " \
+            f"of their own (late tasks, by executor and batch: {sorted(late)})"
 
 
 def test_speculative_copies_keep_the_output_exactly_once(spark, spark_cluster, kinesalite_server, stream_name,

@@ -90,7 +90,9 @@ def main(config_path: str) -> int:
                 next_status += STATUS_EVERY_S
             time.sleep(0.5)
         else:
-            print("realtime_cluster_app: timed out", file=sys.stderr)
+            batches = [(p["batchId"], p["numInputRows"]) for p in query.recentProgress]
+            print(f"realtime_cluster_app: timed out: output holds {seen} of {expected}, split {split}, "
+                  f"(batch, input rows) completed: {batches}, status {query.status}", file=sys.stderr)
     finally:
         print("realtime_cluster_app: stopping the query", file=sys.stderr)
         query.stop()

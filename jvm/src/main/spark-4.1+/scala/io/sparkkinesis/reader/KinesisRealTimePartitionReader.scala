@@ -255,7 +255,8 @@ private[sparkkinesis] final class KinesisRealTimePartitionReader(
 
   override def getOffset: PartitionOffset = {
     offered = true
-    if (!asked) logWarning(s"Real-time task started after its batch's end: it read none of its shards")
+    if (!asked)
+      logWarning(s"Real-time task of batch $batchId started after its batch's end: it read none of its shards")
     KinesisPartitionOffset(shards.map(s => s.key -> s.position).toMap, shards.map(_.report(location)).toSeq,
       late = !asked)
   }
