@@ -1,5 +1,7 @@
 package io.sparkkinesis.reader
 
+import java.util.concurrent.atomic.AtomicInteger
+
 import io.sparkkinesis.compat.SparkShim
 import io.sparkkinesis.fetching.ReadMode
 
@@ -11,13 +13,21 @@ import io.sparkkinesis.fetching.ReadMode
  *
  * A query's opening round (`FetchTaskSpec.opening`) reads one page of at most [[OpeningPageRecords]] per shard and
  * cuts there: its batch is the one that pays Spark's one-time costs (planning and code generation in a fresh JVM,
- * about two seconds), and read-ahead goes on reading the backlog while it does, instead of after.
+ * about two seconds), and read-ahead goes on reading the backlog while it does, instead of after. For the same
+ * reason the opening round reads only the shards it takes up within [[openingBudgetMillis]] (and the first
+ * [[FetchThreads.Size]] of the task, whatever the time): with hundreds of shards, a first page of each took
+ * seconds before the first batch could start. The others are cut where the query stands, not caught up, so the
+ * next round takes them (an AvailableNow run does not end without them, and they are not quiet), and read-ahead
+ * reads them while the first batch runs.
  */
 private[sparkkinesis] object Prefetcher {
   private val MaxFetchTaskMillis = 1000L
 
   /** The page size of a query's opening round. */
   val OpeningPageRecords = 1000
+
+  /** How long the opening round takes up shards after the task's first [[FetchThreads.Size]] (tests set it). */
+  @volatile private[sparkkinesis] var openingBudgetMillis = 500L
 
   /**
    * `readAhead`: whether the task may start background reading. Only a task's first attempt does: a retried or
@@ -30,6 +40,7 @@ private[sparkkinesis] object Prefetcher {
     sessions.evictIdle()
     val location = SparkShim.executorLocation()
     val started = System.currentTimeMillis()
+    val takenUp = new AtomicInteger()
     // The task's shards side by side: each one's calls wait on the network, not on the CPU.
     FetchThreads.map(spec.shards) { req =>
       // A retried or speculative attempt (readAhead false) that finds no buffer here reads by GetRecords: a second
@@ -42,7 +53,10 @@ private[sparkkinesis] object Prefetcher {
       // cut says nothing beyond `req.from` should another task have moved the buffer meanwhile.
       buffer.align(req.from)
       if (req.closed) buffer.markClosed()
-      var more = true
+      val leftUnread = spec.opening && takenUp.incrementAndGet() > FetchThreads.Size &&
+        System.currentTimeMillis() - started > openingBudgetMillis
+      if (leftUnread) buffer.leaveToReadAhead()
+      var more = !leftUnread
       while (more && buffer.buffered < req.maxRecords && !buffer.hasEnded &&
         buffer.bytes < sessions.share(buffer, spec.fetch.bufferBytes)) {
         val now = System.currentTimeMillis()

@@ -82,6 +82,15 @@ private[sparkkinesis] final class ShardBuffer(
   /** Whether a background read-ahead loop runs for this buffer (at most one does). */
   private var readingAhead = false
 
+  /**
+   * Set when a query's opening round left the shard unread ([[Prefetcher]]): read-ahead may open its fetcher and
+   * read it from where the query stands. Otherwise read-ahead only goes on with a fetcher a round opened.
+   */
+  private var leftUnread = false
+
+  /** Hands the shard, not read by a round yet, to read-ahead (see [[Prefetcher]]'s opening round). */
+  def leaveToReadAhead(): Unit = synchronized { leftUnread = fetcher == null }
+
   /** Read-ahead loops begun on this buffer over its life (tests check who starts them). */
   private var readAheadLoops = 0L
 
@@ -99,7 +108,7 @@ private[sparkkinesis] final class ShardBuffer(
     lastUsed = System.currentTimeMillis()
     if (window.align(from)) {
       if (fetcher != null) retire(fetcher)
-      fetcher = null; caughtUp = false; nextDue = 0
+      fetcher = null; caughtUp = false; nextDue = 0; leftUnread = false
     }
   }
 
@@ -130,6 +139,7 @@ private[sparkkinesis] final class ShardBuffer(
         fetcher =
           if (open != null) open(start)
           else ShardFetchers.open(connection, stream, key.shardId, start, fetch, closed = listedClosed)
+        leftUnread = false
       }
       if (fetcher.shardEnded) return false
       fetching = true
@@ -170,7 +180,7 @@ private[sparkkinesis] final class ShardBuffer(
 
   /**
    * One background read if it is worth it, for [[ReadAhead]]: no call is under way on the buffer, the shard is
-   * behind (its last page was full), has not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and less than its
+   * behind (its last page was full, or the opening round left it unread), has not ended, was used by the query within `idleMillis`, holds fewer than `maxRecords` records and less than its
    * share of `fetchBufferSize`, and the executor's buffers are under `fetchBufferSize`. Returns the time the next
    * call is due, or None when read-ahead should stop (the loop is then released). The call is impatient: a
    * throttled one fails at once instead of backing off on a read-ahead thread (see [[ReadAhead]]).
@@ -179,7 +189,8 @@ private[sparkkinesis] final class ShardBuffer(
     val worth = synchronized {
       // A call under way (a round's, perhaps backing off) reads for this shard: the loop stops rather than wait.
       val w =
-        !closed && !fetching && window.hasBase && fetcher != null && !fetcher.shardEnded && !caughtUp &&
+        !closed && !fetching && window.hasBase &&
+          (if (fetcher == null) leftUnread else !fetcher.shardEnded && !caughtUp) &&
           window.size < maxRecords && now - lastUsed < idleMillis && ShardSessions.shared.totalBytes < fetch.bufferBytes &&
           window.heapBytes < ShardSessions.shared.share(this, fetch.bufferBytes)
       if (!w) readingAhead = false

@@ -13,7 +13,7 @@ import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.sparkkinesis.offsets.{KinesisSourceOffset, RecordPosition, ShardKey, ShardPosition}
-import io.sparkkinesis.reader.{FetchTaskSpec, ShardCut}
+import io.sparkkinesis.reader.{FetchTaskSpec, Prefetcher, ShardCut}
 import io.sparkkinesis.testing.{Integration, LocalKinesisServer, LocalKinesisServers, SharedSparkSession}
 import io.sparkkinesis.testing.TestStreams._
 
@@ -176,6 +176,20 @@ class KinesisStreamingSourceSuite extends AnyFunSuite with LocalKinesisServers w
     val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
     assert(messages.contains("[KINESIS_STREAMS_CHANGED]") && messages.contains(s"'$a'"), messages)
     assert(messages.contains("new checkpoint location"), messages)
+  }
+
+  test("an opening round of more shards than a task reads at once leaves the rest to later batches, none lost") {
+    // Two tasks (local[2]) of 20 shards each: the first FetchThreads.Size of each task are read, and with no time
+    // budget the other 4 are left to read-ahead and the next round. Every record once, over more than one batch.
+    val stream = freshStream(server, "source-opening-budget", 40)
+    put(server, stream, (0 until 2000).map(i => s"k$i" -> s"r$i"))
+    val budget = Prefetcher.openingBudgetMillis
+    Prefetcher.openingBudgetMillis = -1L
+    val batches =
+      try drain(stream, Files.createTempDirectory("kinesis-source").toString).groupBy(_._1).toSeq.sortBy(_._1)
+      finally Prefetcher.openingBudgetMillis = budget
+    assert(batches.flatMap(_._2.map(_._2)).sorted == (0 until 2000).map(i => s"r$i").sorted)
+    assert(batches.size >= 2 && batches.head._2.size < 2000, batches.map { case (b, rs) => b -> rs.size })
   }
 
   test("a run's first prefetch round is its opening round (one short page per shard), the next ones are not") {
