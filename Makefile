@@ -56,7 +56,7 @@ export AWS_EC2_METADATA_DISABLED := true
 # Spark (driver, block manager, workers) listens on loopback only.
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-subrecords bench-side-by-side bench-scale soak clean publish-local
+.PHONY: help venv setup build class-archives sbt-deps actionlint test-full jar doc-jars notice release-check reproducible-check clean-artifacts wheel install-wheel servers test test-scala test-python test-compat compat-venvs fmt typecheck docs demo bench-venv bench-source bench-idle bench-trickle bench-many-shards bench-efo bench-realtime bench-ordered bench-realtime-idle bench-batch-ends bench-sink bench-schema-registry bench-subrecords bench-side-by-side bench-dynamodb bench-scale soak clean publish-local
 
 help:
 	@echo "make demo   - build, start a local Kinesis server, write and read records through the connector"
@@ -332,6 +332,10 @@ bench-subrecords: install-wheel servers bench-venv
 # its jar (docs/performance.md, "Side by side"); each in a fresh process, 3 rounds (about 25 minutes with the peer).
 bench-side-by-side: install-wheel servers bench-venv
 	$(PY) bench/source/side_by_side.py --plot $(if $(PEER_JAR),--peer-jar $(PEER_JAR)) $(SIDE_BY_SIDE_ARGS)
+
+# Draining 100,000 DynamoDB changes on moto: the connector against a one-thread boto3 loop (about 10 minutes).
+bench-dynamodb: install-wheel bench-venv
+	$(PY) bench/dynamodb/drain.py --changes 100000 --repeat 3 --plot $(DYNAMODB_BENCH_ARGS)
 
 # Draining 200 and 1,000 shards: the connector against a one-thread boto3 loop (about 15 minutes).
 bench-many-shards: install-wheel servers bench-venv
