@@ -91,6 +91,29 @@ def test_dynamodb_stream_reads_every_change_in_order_per_key(spark, dynamodb):
             ("INSERT", 1, None), ("MODIFY", 2, 1), ("REMOVE", None, 2)], key
 
 
+def test_dynamodb_stream_gives_variant_images_when_asked(spark, dynamodb):
+    """``image_column_type="variant"`` through the Python helper: keys and images are VARIANT values that SQL reads
+    by path, without a schema (the Scala DynamoDbVariantSuite covers every DynamoDB type)."""
+    endpoint, client = dynamodb
+    table = _table(client, f"py-variant-{os.getpid()}")
+    client.put_item(TableName=table, Item={"pk": {"S": "v1"}, "total": {"N": "12.25"},
+                                           "tags": {"SS": ["a", "b"]}, "address": {"M": {"city": {"S": "Lyon"}}}})
+    client.put_item(TableName=table, Item={"pk": {"S": "v1"}, "total": {"N": "13"}})
+
+    changes = dynamodb_stream(spark, table, initial_position="trim_horizon", image_column_type="variant",
+                              **_options(endpoint))
+    assert {f.name: f.dataType.simpleString() for f in changes.schema if f.name in ("keys", "newImage", "oldImage")} \
+        == {"keys": "variant", "newImage": "variant", "oldImage": "variant"}
+    decoded = changes.selectExpr(
+        "eventName", "sequenceNumber", "variant_get(keys, '$.pk', 'string') AS pk",
+        "variant_get(newImage, '$.total', 'decimal(10,2)') AS total",
+        "variant_get(oldImage, '$.total', 'decimal(10,2)') AS before",
+        "variant_get(newImage, '$.address.city', 'string') AS city")
+    got = sorted(_read_available_now(spark, decoded, "py_dynamodb_variant"), key=lambda r: int(r.sequenceNumber))
+    assert [(r.eventName, r.pk, str(r.total), r.before and str(r.before), r.city) for r in got] == [
+        ("INSERT", "v1", "12.25", None, "Lyon"), ("MODIFY", "v1", "13.00", "12.25", None)]
+
+
 def test_dynamodb_stream_names_what_is_missing(spark, dynamodb):
     endpoint, client = dynamodb
     table = _table(client, f"py-no-stream-{os.getpid()}", stream=False)

@@ -70,6 +70,7 @@ class KinesisOptions:
     REGISTERED_CONSUMER_ID_TYPE: Final = "registeredConsumerIdType"
     TABLE_NAME: Final = "tableName"
     DYNAMO_DB_STREAM_ARN: Final = "dynamoDbStreamArn"
+    IMAGE_COLUMN_TYPE: Final = "imageColumnType"
     MAX_RECORDS_PER_REQUEST: Final = "maxRecordsPerRequest"
     MAX_REQUEST_SIZE: Final = "maxRequestSize"
     MAX_RECORD_SIZE: Final = "maxRecordSize"
@@ -235,6 +236,9 @@ OPTIONS: Dict[str, OptionInfo] = {
     "dynamoDbStreamArn": OptionInfo(
         "dynamoDbStreamArn", "string", "source", None, (), None, None, False,
         "a non-empty string"),
+    "imageColumnType": OptionInfo(
+        "imageColumnType", "enum", "source", "string", ("string", "variant"), None, None, False,
+        "one of string, variant"),
     "maxRecordsPerRequest": OptionInfo(
         "maxRecordsPerRequest", "int", "sink", "500", (), 1, 500, False,
         "a whole number from 1 to 500"),

@@ -38,7 +38,7 @@ class KinesisSourceProvider private[sparkkinesis] (dialect: Dialect) extends Tab
     if (dialect == Dialect.DynamoDbStreams) source.streams.foreach(DynamoDbStreams.requireEnabled(source.connection, _))
     else StreamCheck.requireExisting(source.connection, source.streams)
     parsed = Some(ParsedRead(options, source))
-    KinesisSchema.of(dialect).schema
+    source.columns.schema
   }
 
   /** Writes hand over the DataFrame's schema; reads get the format's [[KinesisSchema]] from `inferSchema`. */

@@ -14,7 +14,6 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import io.sparkkinesis.config.{Dialect, Scope, TableOptions}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.sink.{KinesisWriteBuilder, StreamingSinkProgress}
-import io.sparkkinesis.reader.KinesisSchema
 import io.sparkkinesis.source.{KinesisScan, ParsedRead, SourceOptions}
 
 /**
@@ -66,11 +65,11 @@ private[sparkkinesis] final class KinesisTable(
         TableCapability.TRUNCATE, TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
-    val columns = KinesisSchema.of(dialect)
-    if (!columns.matches(tableSchema))
-      throw KinesisErrors.userSchemaNotAllowed(dialect.format, columns.schema.fieldNames.toSeq)
     val asked = withTable(options, Scope.Source)
-    new KinesisScan(parsed.flatMap(_.of(asked)).getOrElse(SourceOptions.parse(asked, dialect)))
+    val source = parsed.flatMap(_.of(asked)).getOrElse(SourceOptions.parse(asked, dialect))
+    if (!source.columns.matches(tableSchema))
+      throw KinesisErrors.userSchemaNotAllowed(dialect.format, source.columns.schema.fieldNames.toSeq)
+    new KinesisScan(source)
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =

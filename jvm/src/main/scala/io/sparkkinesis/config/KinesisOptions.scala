@@ -175,6 +175,11 @@ private[sparkkinesis] object KinesisOptions {
   val StreamArn: OptionSpec[String] = OptionSpec("dynamoDbStreamArn", Text, None, Scope.Source, V0_1,
     "With format `dynamodb-streams`: the ARN of the DynamoDB stream to read " +
       "(arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>). Give it or `tableName`.", DynamoDb)
+  val ImageColumnType: OptionSpec[String] = OptionSpec("imageColumnType", Choice(Seq("string", "variant")),
+    Some("string"), Scope.Source, V0_1,
+    "With format `dynamodb-streams`: the type of the `keys`, `newImage` and `oldImage` columns. `string`: " +
+      "DynamoDB's typed JSON, as the stream gives it (read it with `from_dynamodb_json`); `variant` (Spark 4.0 and " +
+      "later): the item's values as a VARIANT, numbers exact (docs/dynamodb-streams.md).", DynamoDb)
 
   // ---- sink ----
   val MaxRecordsPerRequest: OptionSpec[Int] = OptionSpec("maxRecordsPerRequest", Integer(1, 500), Some(500),
@@ -328,7 +333,7 @@ private[sparkkinesis] object KinesisOptions {
     MaxFetchRate, FetchBufferSize, MaxRecordsPerTrigger, MaxBytesPerTrigger, FailOnDataLoss, ShardDiscoveryInterval,
     StallTimeout, DropOutOfRangeSubRecords,
     ConsumerMode, ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration, RegisteredConsumerId,
-    RegisteredConsumerIdType, TableName, StreamArn,
+    RegisteredConsumerIdType, TableName, StreamArn, ImageColumnType,
     MaxRecordsPerRequest, MaxRequestSize, MaxRecordSize, MaxRetries, MaxInFlightRequests,
     MaxRetryDuration, MaxRecordDelay, OrderingMode, PartitionKeyColumn, UnusedColumns, OversizeRecordAction,
     Aggregation,

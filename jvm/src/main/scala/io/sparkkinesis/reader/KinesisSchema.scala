@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.sparkkinesis.compat.Variants
 import io.sparkkinesis.config.Dialect
 import io.sparkkinesis.fetching.StreamRecordCodec
 
@@ -104,11 +105,12 @@ private[sparkkinesis] object KinesisSchema {
   /**
    * `format("dynamodb-streams")`: a DynamoDB Streams record's fields (docs/dynamodb-streams.md), `keys`, `newImage`
    * and `oldImage` in DynamoDB's typed JSON (what `from_dynamodb_json` reads; an image the stream's view type leaves
-   * out is null), `userIdentity` set for deletes by TTL (type `Service`, principal `dynamodb.amazonaws.com`).
-   * The engine carries the record as a Kinesis one (`fetching.StreamRecordCodec`): the keys as its partition key,
-   * the rest in its data.
+   * out is null), or with `variant` (`imageColumnType=variant`, Spark 4.0 and later) as VARIANT values of the item's
+   * attributes ([[io.sparkkinesis.compat.Variants]]), `userIdentity` set for deletes by TTL (type `Service`,
+   * principal `dynamodb.amazonaws.com`). The engine carries the record as a Kinesis one
+   * (`fetching.StreamRecordCodec`): the keys as its partition key, the rest in its data.
    */
-  case object DynamoDbStreams extends KinesisSchema(
+  final case class DynamoDbStreams(variant: Boolean) extends KinesisSchema(
       column("eventID", StringType, -1),
       column("eventName", StringType, -1),
       column("approximateCreationDateTime", TimestampType, -1),
@@ -120,9 +122,9 @@ private[sparkkinesis] object KinesisSchema {
           StructType(Seq(StructField("type", StringType),
               StructField("principalId",
                 StringType)))), -1),
-      column("keys", StringType, -1),
-      Column(StructField("newImage", StringType), -1),
-      Column(StructField("oldImage", StringType), -1)) {
+      column("keys", DynamoDbStreams.imageType(variant), -1),
+      Column(StructField("newImage", DynamoDbStreams.imageType(variant)), -1),
+      Column(StructField("oldImage", DynamoDbStreams.imageType(variant)), -1)) {
 
     override def row(
         data: Array[Byte],
@@ -134,19 +136,25 @@ private[sparkkinesis] object KinesisSchema {
         arrivalMicros: Long): InternalRow = {
       val f = StreamRecordCodec.decode(data)
       def text(s: Option[String]): UTF8String = s.map(UTF8String.fromString).orNull
+      def image(s: Option[String]): Any = if (variant) s.map(Variants.ofDynamoDbItem).orNull else text(s)
       val identity =
         if (f.identityType.isEmpty && f.identityPrincipal.isEmpty) null
         else new GenericInternalRow(Array[Any](text(f.identityType), text(f.identityPrincipal)))
       new GenericInternalRow(Array[Any](UTF8String.fromString(f.eventId), UTF8String.fromString(f.eventName),
           arrivalMicros, sequenceNumber, f.sizeBytes, UTF8String.fromString(f.streamViewType), shardId, identity,
-          partitionKey, text(f.newImage), text(f.oldImage)))
+          if (variant) Variants.ofDynamoDbItem(partitionKey.toString) else partitionKey, image(f.newImage),
+          image(f.oldImage)))
     }
   }
 
-  /** The columns of a read opened with `dialect`'s format. */
-  def of(dialect: Dialect): KinesisSchema = dialect match {
+  object DynamoDbStreams {
+    private def imageType(variant: Boolean): DataType = if (variant) Variants.dataType else StringType
+  }
+
+  /** The columns of a read opened with `dialect`'s format; `variantImages`: DynamoDB's images as VARIANT. */
+  def of(dialect: Dialect, variantImages: Boolean = false): KinesisSchema = dialect match {
     case Dialect.Kinesis => Databricks
     case Dialect.AwsKinesis => Awslabs
-    case Dialect.DynamoDbStreams => DynamoDbStreams
+    case Dialect.DynamoDbStreams => DynamoDbStreams(variantImages)
   }
 }

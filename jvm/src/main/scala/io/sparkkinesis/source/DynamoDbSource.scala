@@ -1,13 +1,14 @@
 package io.sparkkinesis.source
 
 import io.sparkkinesis.aws.{AwsConnection, DynamoDbStreams, StreamRef}
+import io.sparkkinesis.compat.Variants
 import io.sparkkinesis.config.{Dialect, KinesisOptions => O, ParsedOptions}
 import io.sparkkinesis.errors.KinesisErrors
 
 /**
  * What `format("dynamodb-streams")` asks of a read's options besides the engine's ([[SourceOptions]]): one stream,
- * by `tableName` (its latest stream, looked up now) or `dynamoDbStreamArn`, and none of the options DynamoDB Streams has
- * no use for (enhanced fan-out).
+ * by `tableName` (its latest stream, looked up now) or `dynamoDbStreamArn`, none of the options DynamoDB Streams has
+ * no use for (enhanced fan-out), and VARIANT images only where Spark has the type.
  */
 private[source] object DynamoDbSource {
 
@@ -26,6 +27,10 @@ private[source] object DynamoDbSource {
     if (opts.getOrDefault(O.ConsumerMode) != "polling" || opts.contains(O.RegisteredConsumerId))
       throw KinesisErrors.conflictingOptions(
         s"DynamoDB Streams has no enhanced fan-out: remove '${O.ConsumerMode.name}' and the consumer options.")
+    if (opts.getOrDefault(O.ImageColumnType) == "variant" && !Variants.supported)
+      throw KinesisErrors.invalidOptionValue(O.ImageColumnType.name, "variant",
+        s"'string' on Spark ${org.apache.spark.SPARK_VERSION}, which has no VARIANT type (Spark 4.0 and later have " +
+          "it); read the images with from_dynamodb_json instead")
   }
 
   /** The latest stream of the table `tableName` names (there is one, enabled, or the error says how to add it). */

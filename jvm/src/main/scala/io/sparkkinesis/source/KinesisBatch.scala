@@ -4,7 +4,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
 
 import io.sparkkinesis.aws.RetryPolicy
 import io.sparkkinesis.offsets.{ShardKey, StartPosition}
-import io.sparkkinesis.reader.{BatchShard, KinesisBatchInputPartition, KinesisBatchReaderFactory, KinesisSchema}
+import io.sparkkinesis.reader.{BatchShard, KinesisBatchInputPartition, KinesisBatchReaderFactory}
 
 /**
  * Driver-side planning of a batch read: lists every shard of every stream and groups them into Spark partitions.
@@ -29,5 +29,5 @@ private[sparkkinesis] final class KinesisBatch(options: SourceOptions, start: St
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    KinesisBatchReaderFactory(KinesisSchema.of(options.dialect))
+    KinesisBatchReaderFactory(options.columns)
 }

@@ -14,12 +14,7 @@ import io.sparkkinesis.fetching.{FetchSettings, ReadMode, ShardReading}
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.metrics.QueryMetricsRegistry
 import io.sparkkinesis.offsets.{KinesisSourceOffset, ShardKey, ShardPosition, StartPosition}
-import io.sparkkinesis.reader.{
-  KinesisMicroBatchInputPartition,
-  KinesisMicroBatchReaderFactory,
-  KinesisSchema,
-  ShardRange
-}
+import io.sparkkinesis.reader.{KinesisMicroBatchInputPartition, KinesisMicroBatchReaderFactory, ShardRange}
 import io.sparkkinesis.compat.ScalaCompat._
 
 /**
@@ -186,7 +181,7 @@ private[sparkkinesis] class KinesisMicroBatchStream(
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    KinesisMicroBatchReaderFactory(KinesisSchema.of(options.dialect), Some(rangeLoss))
+    KinesisMicroBatchReaderFactory(options.columns, Some(rangeLoss))
 
   override def commit(end: Offset): Unit = ()
 

@@ -8,7 +8,6 @@ import org.apache.spark.sql.types.StructType
 import io.sparkkinesis.config.KinesisOptions
 import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.offsets.StartPosition
-import io.sparkkinesis.reader.KinesisSchema
 
 /**
  * The read of one query, from its options checked and typed: a batch, or a stream. It is its own builder, since a
@@ -17,7 +16,7 @@ import io.sparkkinesis.reader.KinesisSchema
 private[sparkkinesis] final class KinesisScan(options: SourceOptions) extends ScanBuilder with Scan {
   override def build(): Scan = this
 
-  override def readSchema(): StructType = KinesisSchema.of(options.dialect).schema
+  override def readSchema(): StructType = options.columns.schema
 
   override def description(): String =
     s"KinesisScan(streams=${options.streams.mkString(",")}, region=${options.connection.region})"

@@ -6,10 +6,11 @@ import io.sparkkinesis.errors.KinesisErrors
 import io.sparkkinesis.fetching.{FetchSettings, ShardService}
 import io.sparkkinesis.metrics.CloudWatchSettings
 import io.sparkkinesis.offsets.StartPosition
+import io.sparkkinesis.reader.KinesisSchema
 
 /**
  * The source's options, validated and typed, built on the driver when the query is defined; `dialect` is the format
- * they were read in, which also names the read's columns (`reader.KinesisSchema.of`).
+ * they were read in, which with `variantImages` (`imageColumnType=variant`) names the read's [[columns]].
  */
 private[sparkkinesis] final case class SourceOptions(
     streams: Seq[StreamRef],
@@ -24,7 +25,11 @@ private[sparkkinesis] final case class SourceOptions(
     consumer: Option[ConsumerSpec] = None,
     stallMillis: Long = 600000L,
     dialect: Dialect = Dialect.Kinesis,
-    cloudWatch: Option[CloudWatchSettings] = None) {
+    cloudWatch: Option[CloudWatchSettings] = None,
+    variantImages: Boolean = false) {
+
+  /** The read's columns. */
+  def columns: KinesisSchema = KinesisSchema.of(dialect, variantImages)
 
   /** Whether the query reads with enhanced fan-out (`consumerMode=efo`). */
   def fanOut: Boolean = consumer.isDefined
@@ -41,7 +46,7 @@ private[sparkkinesis] object SourceOptions {
     val dynamoDb = dialect == Dialect.DynamoDbStreams
     if (dynamoDb) DynamoDbSource.check(opts)
     else
-      Seq(O.TableName, O.StreamArn).find(opts.contains).foreach { o =>
+      Seq(O.TableName, O.StreamArn, O.ImageColumnType).find(opts.contains).foreach { o =>
         throw KinesisErrors.conflictingOptions(s"Option '${o.name}' names a DynamoDB table's stream: read it with " +
           s"format '${Dialect.DynamoDbStreams.format}' (docs/dynamodb-streams.md), or remove it.")
       }
@@ -83,7 +88,8 @@ private[sparkkinesis] object SourceOptions {
       consumer(opts, streams),
       opts.getOrDefault(O.StallTimeout).toMillis,
       dialect,
-      CloudWatchSettings.parse(opts, connection))
+      CloudWatchSettings.parse(opts, connection),
+      variantImages = opts.getOrDefault(O.ImageColumnType) == "variant")
   }
 
   private val ConsumerNamePattern = "[a-zA-Z0-9_.-]{1,128}".r

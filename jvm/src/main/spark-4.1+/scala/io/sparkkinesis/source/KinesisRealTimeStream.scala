@@ -4,7 +4,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, ReadLimit, SupportsRealTimeMode}
 
 import io.sparkkinesis.offsets.KinesisSourceOffset
-import io.sparkkinesis.reader.{KinesisRealTimeReaderFactory, KinesisSchema}
+import io.sparkkinesis.reader.KinesisRealTimeReaderFactory
 
 /**
  * The stream of a streaming read on Spark 4.1 and later: the micro-batch stream, which can also run in real-time
@@ -62,7 +62,7 @@ private[sparkkinesis] final class KinesisRealTimeStream(options: SourceOptions, 
   override protected def sessionLocations: Seq[String] = (super.sessionLocations ++ plan.locations).distinct
 
   override def createReaderFactory(): PartitionReaderFactory =
-    if (realTime) KinesisRealTimeReaderFactory(KinesisSchema.of(options.dialect)) else super.createReaderFactory()
+    if (realTime) KinesisRealTimeReaderFactory(options.columns) else super.createReaderFactory()
 
   override def toString: String =
     if (realTime) s"KinesisRealTimeStream(${options.streams.mkString(",")})" else super.toString
