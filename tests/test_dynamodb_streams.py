@@ -1,5 +1,5 @@
 """``dynamodb_stream`` (issue 53): a DynamoDB table's change stream through the Python API, against moto's DynamoDB
-and DynamoDB Streams on loopback. The Scala DynamoDbStreamsSuite covers the triggers, positions, restarts and errors;
+and DynamoDB Streams on loopback; the tests marked compat also run on the PySpark 3.5 line, through its own jar. The Scala DynamoDbStreamsSuite covers the triggers, positions, restarts and errors;
 this checks the helper, its columns and ``from_dynamodb_json`` on them, with one AvailableNow query over a few dozen
 changes; and, through ``harness.dynamodb_reshard`` (moto never ends a shard), a shard that rotates or splits: every
 change once, in order per key, a child read only after its parent ended, and children found while a query runs by
@@ -68,6 +68,8 @@ def _read_available_now(spark, rows, name: str) -> list:
     return spark.table(name).collect()
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 def test_dynamodb_stream_reads_every_change_in_order_per_key(spark, dynamodb):
     endpoint, client = dynamodb
     table = _table(client, f"py-orders-{os.getpid()}")
@@ -114,6 +116,8 @@ def test_dynamodb_stream_gives_variant_images_when_asked(spark, dynamodb):
         ("INSERT", "v1", "12.25", None, "Lyon"), ("MODIFY", "v1", "13.00", "12.25", None)]
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 def test_dynamodb_stream_names_what_is_missing(spark, dynamodb):
     endpoint, client = dynamodb
     table = _table(client, f"py-no-stream-{os.getpid()}", stream=False)
@@ -177,6 +181,8 @@ def _children_read_after_parent_ended(proxy: ReshardingStreams, parent: str, chi
         assert first is not None and first > ended, f"{child} was read before its parent ended: {proxy.reads()}"
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 @pytest.mark.parametrize("children", [1, 2], ids=["rotation", "split"])
 def test_dynamodb_stream_reads_a_rotated_or_split_shard(spark, dynamodb, children):
     endpoint, client = dynamodb
@@ -191,6 +197,8 @@ def test_dynamodb_stream_reads_a_rotated_or_split_shard(spark, dynamodb, childre
         _children_read_after_parent_ended(proxy, parent, kids)
 
 
+@pytest.mark.compat
+@pytest.mark.heavy
 def test_dynamodb_stream_finds_the_children_of_a_shard_that_ends_while_it_runs(spark, dynamodb):
     endpoint, client = dynamodb
     table = _table(client, f"py-reshard-running-{os.getpid()}")
