@@ -5,7 +5,8 @@ one-core workers, on 127.0.0.1 and 127.0.0.2, so each application gets two execu
 Which executor ran which task is read from each application's Spark event log.
 
 * spark-submit: a PySpark application (tests/drivers/cluster_app.py) gets the connector from ``--jars`` only, writes
-  records with ``write_kinesis`` and reads them back with a streaming ``kinesis_stream`` query.
+  records with ``write_kinesis`` and reads them back with a streaming ``kinesis_stream`` query; the same application
+  reads a DynamoDB table's change stream on moto with ``dynamodb_stream`` (issue 53), through the jar's cut client.
 * speculation: a streaming query whose first attempt of one task per batch sleeps; with ``spark.speculation`` a
   copy of it runs on the other host and wins, and the output still holds every record once, in key order.
   Local mode never speculates, and Spark never places a speculative copy on a host that runs the original.
@@ -36,7 +37,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 import pytest
 
 from conftest import connector_options
-from harness import checkpoint, jvm_threads, standalone_cluster, streams
+from harness import checkpoint, jvm_threads, moto, standalone_cluster, streams
 from harness.cluster_fixtures import EventLog, TaskRun, cluster_conf
 from harness.fault_fixtures import create_stream, fault_proxy  # noqa: F401 (fault_proxy is a fixture)
 from harness.streaming import (  # noqa: F401 (drivers is a fixture)
@@ -183,6 +184,43 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
     batch = [t for t in log.tasks() if t not in streaming]
     assert hosts_of(batch) == HOSTS, f"the batch write's tasks ran on {hosts_of(batch)} only"
     assert hosts_of(streaming) == HOSTS, f"the streaming query's tasks ran on {hosts_of(streaming)} only"
+
+
+def test_dynamodb_stream_reads_every_change_once_on_the_cluster(spark, spark_cluster, tmp_path):
+    """format("dynamodb-streams") by spark-submit --jars on the cluster (issue 53): the executors read moto's stream
+    through the jar's own cut DynamoDB Streams client, over several AvailableNow batches; every change once, each
+    key's changes in order."""
+    boto3 = pytest.importorskip("boto3")
+    changes, keys = 600, 20
+    with moto.running(tmp_path) as endpoint:
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
+                                aws_access_key_id="local-test-key", aws_secret_access_key="local-test-secret")
+        table = f"cluster-{os.getpid()}"
+        dynamodb.create_table(TableName=table, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                              AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                              BillingMode="PAY_PER_REQUEST",
+                              StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+        for i in range(changes):
+            dynamodb.put_item(TableName=table, Item={"pk": {"S": f"k{i % keys}"}, "id": {"N": str(i)},
+                                                     "seq": {"N": str(i // keys)}})
+        events = tmp_path / "events"
+        config = {"stream": table, "dynamodbTable": table, "records": changes, "keys": keys,
+                  "options": {"endpointUrl": endpoint, "region": "us-east-1", "awsAccessKeyId": "local-test-key",
+                              "awsSecretKey": "local-test-secret"},
+                  "maxRecordsPerTrigger": changes // 3, "checkpoint": str(tmp_path / "checkpoint"),
+                  "output": str(tmp_path / "output"), "result": str(tmp_path / "result.json"),
+                  "timeout": APP_TIMEOUT - 60}
+        submit(APP, config, spark_cluster, events, tmp_path, connector_jar())
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["rows"] == changes and len(result["batches"]) >= 3, result
+    rows = sink_rows(spark, Path(config["output"]))
+    expect_ids((r["id"] for r in rows), range(changes))
+    bad = order_violations(rows)
+    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
+    log = EventLog.single_in(events)
+    executors = log.executor_hosts()
+    streaming = log.streaming_tasks()
+    assert streaming and all(t.executor in executors for t in streaming), "a read ran outside the cluster's executors"
 
 
 def test_real_time_mode_reads_on_both_executors_and_each_batch_starts_where_the_last_ended(

@@ -10,13 +10,17 @@ It takes the connector from ``spark-submit --jars`` (not from ``configure_spark_
 3. writes ``result`` (JSON: application id, batches and rows from the query's progress) and exits 0, or exits 1
    when the query failed or did not end in ``timeout`` seconds.
 
+With ``dynamodbTable`` in CONFIG it writes nothing and reads that table's change stream with ``dynamodb_stream``
+instead (``options``: the connection to DynamoDB Streams), each change's new image holding the test record's
+``id``, ``key`` and ``seq``.
+
 Usage::
 
     spark-submit --master spark://HOST:PORT --jars "$(python -m spark_kinesis jar)" tests/drivers/cluster_app.py CONFIG
 
 CONFIG is a JSON file: ``stream``, ``options`` (connector options for both directions: ``endpointUrl``, ``region``,
 credentials, ``cborEnabled``), ``records``, ``keys``, ``maxRecordsPerTrigger``, ``checkpoint``, ``output``,
-``result``, ``timeout``.
+``result``, ``timeout``; ``dynamodbTable`` (optional).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def main(config_path: str) -> int:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from spark_kinesis import kinesis_stream, write_kinesis
+    from spark_kinesis import dynamodb_stream, from_dynamodb_json, kinesis_stream, write_kinesis
 
     spark = (SparkSession.builder.appName("spark-kinesis-cluster-app")
              .config("spark.sql.streaming.fileSink.log.compactInterval", "1000000")
@@ -44,16 +48,23 @@ def main(config_path: str) -> int:
     options = config["options"]
     records, keys = int(config["records"]), int(config["keys"])
 
-    rows = (spark.range(0, records, numPartitions=4)
-            .withColumn("key", F.concat(F.lit("k"), (F.col("id") % keys).cast("string")))
-            .withColumn("seq", (F.col("id") / keys).cast("long")))
-    data = (rows.repartition(4, "key").sortWithinPartitions("key", "seq")
-            .select(F.to_json(F.struct("id", "key", "seq")).alias("data"), F.col("key").alias("partitionKey")))
-    write_kinesis(data, config["stream"], ordering="perKey", **options)
-
-    raw = kinesis_stream(spark, config["stream"], initial_position="trim_horizon",
-                         maxRecordsPerTrigger=config["maxRecordsPerTrigger"], **options)
-    parsed = parsed_test_records(raw)
+    if "dynamodbTable" in config:
+        changes = dynamodb_stream(spark, config["dynamodbTable"], initial_position="trim_horizon",
+                                  maxRecordsPerTrigger=config["maxRecordsPerTrigger"], **options)
+        image = from_dynamodb_json("newImage", "id BIGINT, pk STRING, seq BIGINT")
+        parsed = changes.select(image.id.alias("id"), image.pk.alias("key"), image.seq.alias("seq"),
+                                image.pk.alias("partitionKey"), "shardId", "sequenceNumber",
+                                F.lit(0).alias("subSequenceNumber"))
+    else:
+        rows = (spark.range(0, records, numPartitions=4)
+                .withColumn("key", F.concat(F.lit("k"), (F.col("id") % keys).cast("string")))
+                .withColumn("seq", (F.col("id") / keys).cast("long")))
+        data = (rows.repartition(4, "key").sortWithinPartitions("key", "seq")
+                .select(F.to_json(F.struct("id", "key", "seq")).alias("data"), F.col("key").alias("partitionKey")))
+        write_kinesis(data, config["stream"], ordering="perKey", **options)
+        raw = kinesis_stream(spark, config["stream"], initial_position="trim_horizon",
+                             maxRecordsPerTrigger=config["maxRecordsPerTrigger"], **options)
+        parsed = parsed_test_records(raw)
     query = (parsed.writeStream.format("parquet").option("path", config["output"])
              .option("checkpointLocation", config["checkpoint"]).trigger(availableNow=True).start())
     code, progress = await_query(query, float(config["timeout"]), "cluster_app")
