@@ -110,7 +110,10 @@ private[sparkkinesis] final class PollingShardFetcher(
     }
   }
 
-  /** A page of the service as the fetcher returns it: where the next call reads from, then the records kept. */
+  /**
+   * A page of the service as the fetcher returns it: notes where the next call reads from and whether the page came
+   * empty while behind, and keeps the records not skipped.
+   */
   private def take(page: ShardCalls.Page): FetchedPage = {
     page.records.lastOption.foreach(r => lastSequence = Some(r.sequenceNumber()))
     iterator = page.next
@@ -158,8 +161,9 @@ private[sparkkinesis] final class PollingShardFetcher(
   }
 
   /**
-   * What the position read from is older than, for the message, when `refusal` (of GetShardIterator or GetRecords)
-   * says retention trimmed it away ([[ShardCalls.trimmed]]); the check it may ask for finds the oldest record left.
+   * The data-loss message when `refusal` (of GetShardIterator or GetRecords) says retention trimmed the position away
+   * ([[ShardCalls.trimmed]]). The check the service may ask for reads the oldest record still in the shard: the
+   * position was trimmed when that record comes after it, or when none is left.
    */
   private def trimmedAway(refusal: Throwable): Option[String] =
     shard.trimmed(refusal,

@@ -9,17 +9,15 @@ import io.sparkkinesis.offsets.StartPosition
  * What [[PollingShardFetcher]] asks of the service one shard lives in: the part of reading by GetRecords that differs
  * between Kinesis ([[KinesisShardCalls]]) and DynamoDB Streams ([[StreamsShardCalls]]). That is the client and its
  * requests, the records (DynamoDB's reach the engine as Kinesis records), how far behind the tip a page is, and how
- * the service says that a position was trimmed away. Each call is made once, as it is: the fetcher paces, retries
- * and counts them, and decides what a refusal means for the read.
+ * the service says that a position was trimmed away. Each call is made once and throws what the service answered:
+ * the fetcher paces, retries and counts the calls, and handles what they throw.
  */
 private[sparkkinesis] trait ShardCalls {
   def stream: StreamRef
   def shardId: String
 
-  /** How messages name the stream ("stream", "DynamoDB stream"). */
+  /** How messages name the stream ("stream", "DynamoDB stream"), and what deletes its records ("the stream's ..."). */
   def streamKind: String
-
-  /** What deletes the stream's records, for messages ("the stream's retention period"). */
   def retention: String
 
   /** A shard iterator at `position`. */
@@ -34,11 +32,9 @@ private[sparkkinesis] trait ShardCalls {
   /** One GetRecords call of at most `limit` records from `iterator`. */
   def getRecords(iterator: String, limit: Int): ShardCalls.Page
 
-  /** The name of [[lookUpStream]]'s call, for errors. */
-  def streamLookup: String
-
-  /** A call that fails with the service's not-found error when the stream does not exist. */
+  /** A call that fails with the service's not-found error when the stream does not exist, and its name for errors. */
   def lookUpStream(): Unit
+  def streamLookup: String
 
   /**
    * When `refusal`, the error of [[shardIterator]] or [[getRecords]], says that retention trimmed away the position
