@@ -80,7 +80,7 @@ def connectorProject(p: Project, b: SparkBuild): Project = p.settings(
     "software.amazon.awssdk" % "sts" % Versions.awsSdk,
     // PutMetricData of the CloudWatch publisher (metrics/CloudWatchSender); Glue stays a signed POST (aws/SignedPost).
     "software.amazon.awssdk" % "cloudwatch" % Versions.awsSdk,
-    // DynamoDbStreamsClient of format("dynamodb-streams") (aws/DynamoDbStreamsListing, fetching/StreamsShardFetcher).
+    // DynamoDbStreamsClient of format("dynamodb-streams") (aws/DynamoDbStreams, fetching/StreamsShardCalls).
     "software.amazon.awssdk" % "dynamodb" % Versions.awsSdk,
     "software.amazon.awssdk" % "netty-nio-client" % Versions.awsSdk,
     "software.amazon.awssdk" % "url-connection-client" % Versions.awsSdk,

@@ -2,8 +2,8 @@ package io.sparkkinesis.fetching
 
 /**
  * Reads one shard, in order, from where it was opened, on an executor. The seam where a way of reading plugs in:
- * [[PollingShardFetcher]] (GetRecords) and [[FanOutShardFetcher]] (enhanced fan-out, SubscribeToShard);
- * [[ShardFetchers]] chooses and builds the one to use.
+ * [[PollingShardFetcher]] (GetRecords, of Kinesis or DynamoDB Streams) and [[FanOutShardFetcher]] (enhanced fan-out,
+ * SubscribeToShard); [[ShardFetchers]] chooses and builds the one to use.
  */
 private[sparkkinesis] trait ShardFetcher {
 

@@ -26,8 +26,8 @@ private[sparkkinesis] object ShardFetchers {
   @volatile private[sparkkinesis] var subscriptions: AwsConnection => SubscriptionSource = SubscriptionSource.of
 
   /**
-   * Where GetRecords fetchers get their client, for a connection: the JVM's cache. Tests put a fault-playing layer
-   * around it (throttling, expired iterators, dropped connections: what a local server does not do on its own).
+   * Where Kinesis's GetRecords fetchers get their client, for a connection: the JVM's cache. Tests put a fault-playing
+   * layer around it (throttling, expired iterators, dropped connections: what a local server does not do on its own).
    */
   @volatile private[sparkkinesis] var clients: AwsConnection => KinesisClient = KinesisClients.sync
 
@@ -52,12 +52,13 @@ private[sparkkinesis] object ShardFetchers {
       start: StartPosition,
       settings: FetchSettings,
       closed: Boolean): ShardFetcher = {
+    val shard = new KinesisShardCalls(() => clients(connection), stream, shardId)
     val fetcher = settings.mode.consumerOf(stream.name).filterNot(_ => closed) match {
       case Some(consumerArn) =>
         new FanOutShardFetcher(subscriptions(connection), consumerArn, stream, shardId, start,
           settings.maxRecordsPerCall, settings.failOnDataLoss,
-          fallback = Some(from => polling(connection, stream, shardId, from, settings)))
-      case None => polling(connection, stream, shardId, start, settings)
+          fallback = Some(from => polling(connection, shard, from, settings)))
+      case None => polling(connection, shard, start, settings)
     }
     fetcher.subRecords = SubRecordFilter.forShard(connection, stream, shardId, settings.dropOutOfRangeSubRecords)
     fetcher
@@ -69,12 +70,12 @@ private[sparkkinesis] object ShardFetchers {
    */
   def stillFits(fetcher: ShardFetcher, closed: Boolean): Boolean = !(closed && fetcher.pushed && !fetcher.shardEnded)
 
-  private def polling(
+  /** A GetRecords fetcher of `shard`, of either service, under the query's settings. */
+  private[fetching] def polling(
       connection: AwsConnection,
-      stream: StreamRef,
-      shardId: String,
+      shard: ShardCalls,
       start: StartPosition,
       settings: FetchSettings): ShardFetcher =
-    new PollingShardFetcher(() => clients(connection), stream, shardId, start,
-      settings.maxRecordsPerCall, settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
+    new PollingShardFetcher(shard, start, settings.maxRecordsPerCall, settings.minPeriodMillis,
+      settings.failOnDataLoss, Some(Contact.of(connection)))
 }

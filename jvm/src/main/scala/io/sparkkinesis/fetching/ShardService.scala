@@ -1,7 +1,7 @@
 package io.sparkkinesis.fetching
 
 import io.sparkkinesis.aws.{AwsConnection, KinesisClients, RetryPolicy, ShardDescription, ShardListing}
-import io.sparkkinesis.aws.{Contact, StreamRef}
+import io.sparkkinesis.aws.StreamRef
 import io.sparkkinesis.offsets.StartPosition
 
 /**
@@ -67,8 +67,8 @@ private[sparkkinesis] object ShardService {
   /**
    * DynamoDB Streams (`format("dynamodb-streams")`): DescribeStream pages; an ended shard's children by
    * DescribeStream's `CHILD_SHARDS` filter (a stream lists every shard of the last 24 hours, a shard's children are
-   * one or two); GetRecords through the SDK's DynamoDB Streams client ([[StreamsShardFetcher]]), whose records the
-   * engine carries as Kinesis records ([[StreamRecordCodec]]).
+   * one or two); GetRecords through the SDK's DynamoDB Streams client (the one [[PollingShardFetcher]] on
+   * [[StreamsShardCalls]]), whose records the engine carries as Kinesis records ([[StreamRecordCodec]]).
    */
   case object DynamoDbStreams extends ShardService {
     override def list(connection: AwsConnection, stream: StreamRef, policy: RetryPolicy): Seq[ShardDescription] =
@@ -90,7 +90,7 @@ private[sparkkinesis] object ShardService {
         start: StartPosition,
         settings: FetchSettings,
         closed: Boolean): ShardFetcher =
-      new StreamsShardFetcher(() => ShardFetchers.streamsClients(connection), stream, shardId, start,
-        settings.maxRecordsPerCall, settings.minPeriodMillis, settings.failOnDataLoss, Some(Contact.of(connection)))
+      ShardFetchers.polling(connection,
+        new StreamsShardCalls(() => ShardFetchers.streamsClients(connection), stream, shardId), start, settings)
   }
 }

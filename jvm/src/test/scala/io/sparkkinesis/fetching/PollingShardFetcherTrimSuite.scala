@@ -89,8 +89,8 @@ class PollingShardFetcherTrimSuite extends AnyFunSuite {
   private val orders = StreamRef("orders", None, None)
 
   private def fetcher(fake: TrimmedShard, start: StartPosition, failOnDataLoss: Boolean, perCall: Int = 100) =
-    new PollingShardFetcher(() => fake, orders, "shardId-000000000000", start, maxRecordsPerCall = perCall,
-      minPeriodMillis = 0,
+    new PollingShardFetcher(new KinesisShardCalls(() => fake, orders, "shardId-000000000000"), start,
+      maxRecordsPerCall = perCall, minPeriodMillis = 0,
       failOnDataLoss = failOnDataLoss, sleep = _ => ())
 
   /** The sequence numbers of the records `calls` fetches return (stopping at the end of the shard). */
@@ -150,7 +150,8 @@ final class PollingShardFetcherLossPathsSuite extends AnyFunSuite {
   private val key = ShardKey("orders", shard)
 
   private def fetcher(fake: TrimmedShard, start: StartPosition, failOnDataLoss: Boolean, perCall: Int = 100) =
-    new PollingShardFetcher(() => fake, orders, shard, start, maxRecordsPerCall = perCall, minPeriodMillis = 0,
+    new PollingShardFetcher(new KinesisShardCalls(() => fake, orders, shard), start, maxRecordsPerCall = perCall,
+      minPeriodMillis = 0,
       failOnDataLoss = failOnDataLoss, sleep = _ => ())
 
   private def read(f: PollingShardFetcher, calls: Int): Seq[Long] =

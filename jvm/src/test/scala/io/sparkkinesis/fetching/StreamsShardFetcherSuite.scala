@@ -16,9 +16,11 @@ import io.sparkkinesis.errors.KinesisException
 import io.sparkkinesis.offsets.StartPosition
 
 /**
- * DynamoDB Streams' fetcher on a fake service, for what moto does not do: records trimmed by the 24-hour retention
- * (TrimmedDataAccessException) with and without `failOnDataLoss`, a shard that closes, a start at a time; and the
- * record codec: every DynamoDB type written as the typed JSON `from_dynamodb_json` reads, and the fields round trip.
+ * The polling fetcher on DynamoDB Streams ([[StreamsShardCalls]]) against a fake service, for what moto does not do:
+ * records trimmed by the 24-hour retention (TrimmedDataAccessException, from GetShardIterator and from GetRecords)
+ * with and without `failOnDataLoss`, a shard that closes, a shard deleted while its stream exists, a start at a time;
+ * and the record codec: every DynamoDB type written as the typed JSON `from_dynamodb_json` reads, and the fields
+ * round trip.
  */
 class StreamsShardFetcherSuite extends AnyFunSuite {
 
@@ -32,18 +34,32 @@ class StreamsShardFetcherSuite extends AnyFunSuite {
         .newImage(Map("pk" -> AttributeValue.builder().s(s"k$seq").build()).asJava).sizeBytes(10L)
         .streamViewType(StreamViewType.NEW_AND_OLD_IMAGES).build()).build()
 
-  /** One shard of records with sequence numbers 1..`count`; those up to `trimmedThrough` gone; closed or open. */
+  /**
+   * One shard of records with sequence numbers 1..`count`; those up to `trimmedThrough` gone; closed or open.
+   * `gone`: the service no longer knows the shard (ResourceNotFoundException); `streamGone`: nor the stream.
+   */
   private final class FakeShard(records: Seq[Record], var trimmedThrough: Long, closed: Boolean)
     extends DynamoDbStreamsClient {
     val iteratorTypes = mutable.ArrayBuffer.empty[String]
+    var gone = false
+    var streamGone = false
     override def serviceName(): String = "dynamodb"
     override def close(): Unit = ()
+
+    private def notFound(what: String) = ResourceNotFoundException.builder().message(s"$what not found (fake)").build()
+
+    override def describeStream(r: DescribeStreamRequest): DescribeStreamResponse = {
+      if (streamGone) throw notFound(s"Stream ${r.streamArn()}")
+      DescribeStreamResponse.builder().streamDescription(StreamDescription.builder().streamArn(r.streamArn()).build())
+        .build()
+    }
 
     private def seq(r: Record) = r.dynamodb().sequenceNumber().toLong
     private def trimmed(s: Long) =
       TrimmedDataAccessException.builder().message(s"sequence number $s is beyond the trim horizon (fake)").build()
 
     override def getShardIterator(r: GetShardIteratorRequest): GetShardIteratorResponse = {
+      if (gone || streamGone) throw notFound(s"Shard ${r.shardId()}")
       iteratorTypes += r.shardIteratorTypeAsString()
       val from = r.shardIteratorType() match {
         case ShardIteratorType.TRIM_HORIZON => trimmedThrough + 1
@@ -61,6 +77,7 @@ class StreamsShardFetcherSuite extends AnyFunSuite {
     }
 
     override def getRecords(r: GetRecordsRequest): GetRecordsResponse = {
+      if (gone || streamGone) throw notFound("Shard shardId-1")
       val from = r.shardIterator().toLong
       if (from <= trimmedThrough) throw trimmed(from)
       val page = records.filter(seq(_) >= from).take(r.limit())
@@ -71,7 +88,7 @@ class StreamsShardFetcherSuite extends AnyFunSuite {
   }
 
   private def fetcher(shard: FakeShard, start: StartPosition, failOnDataLoss: Boolean, limit: Int = 2) =
-    new StreamsShardFetcher(() => shard, stream, "shardId-1", start, limit, minPeriodMillis = 0L,
+    new PollingShardFetcher(new StreamsShardCalls(() => shard, stream, "shardId-1"), start, limit, minPeriodMillis = 0L,
       failOnDataLoss = failOnDataLoss, sleep = _ => ())
 
   private def sequences(page: FetchedPage): Seq[Long] = page.records.map(_.sequenceNumber().toLong)
@@ -95,17 +112,60 @@ class StreamsShardFetcherSuite extends AnyFunSuite {
   test("with failOnDataLoss=false a trimmed position is counted and the read goes on from the oldest record") {
     val shard = new FakeShard((1L to 6L).map(record(_)), trimmedThrough = 3L, closed = false)
     val f = fetcher(shard, StartPosition.AfterSequence("1"), failOnDataLoss = false, limit = 10)
+    // The same call goes on from the trim horizon once the iterator is refused.
     val first = f.fetch()
-    assert(first.records.isEmpty && !first.shardEnded && f.dataLoss == 1)
-    assert(sequences(f.fetch()) == Seq(4L, 5L, 6L))
+    assert(sequences(first) == Seq(4L, 5L, 6L) && !first.shardEnded && f.dataLoss == 1)
+    assert(f.fetch().records.isEmpty && f.dataLoss == 1)
     assert(shard.iteratorTypes == Seq("AFTER_SEQUENCE_NUMBER", "TRIM_HORIZON"))
+  }
+
+  test("an iterator held while retention trimmed its position: GetRecords' refusal is data loss, counted once") {
+    val shard = new FakeShard((1L to 6L).map(record(_)), trimmedThrough = 0L, closed = false)
+    val failing = fetcher(shard, StartPosition.TrimHorizon, failOnDataLoss = true)
+    assert(sequences(failing.fetch()) == Seq(1L, 2L))
+    shard.trimmedThrough = 4L
+    val e = intercept[KinesisException](failing.fetch())
+    assert(e.condition == "KINESIS_DATA_LOSS", e.getMessage)
+    assert(e.getMessage.contains("after sequence number 2") && e.getMessage.contains("24-hour retention"), e.getMessage)
+    assert(intercept[KinesisException](failing.fetch()).getMessage == e.getMessage)
+
+    shard.trimmedThrough = 0L
+    val going = fetcher(shard, StartPosition.TrimHorizon, failOnDataLoss = false)
+    assert(sequences(going.fetch()) == Seq(1L, 2L))
+    shard.trimmedThrough = 4L
+    val lost = going.fetch()
+    assert(lost.records.isEmpty && lost.millisBehindLatest > 0 && !lost.shardEnded && going.dataLoss == 1)
+    assert(sequences(going.fetch()) == Seq(5L, 6L) && going.dataLoss == 1)
+    assert(shard.iteratorTypes.takeRight(1) == Seq("TRIM_HORIZON"))
+  }
+
+  test("a shard the service no longer knows, of a stream DescribeStream still answers, is data loss") {
+    val shard = new FakeShard((1L to 6L).map(record(_)), trimmedThrough = 0L, closed = false)
+    shard.gone = true
+    val e = intercept[KinesisException](fetcher(shard, StartPosition.AfterSequence("3"), failOnDataLoss = true).fetch())
+    assert(e.condition == "KINESIS_DATA_LOSS", e.getMessage)
+    assert(e.getMessage.contains(s"shard shardId-1 of DynamoDB stream '$arn'"), e.getMessage)
+    assert(e.getMessage.contains("no longer exists") && e.getMessage.contains("after sequence number 3"), e.getMessage)
+    val quiet = fetcher(shard, StartPosition.TrimHorizon, failOnDataLoss = false)
+    val page = quiet.fetch()
+    assert(page.records.isEmpty && page.shardEnded && quiet.shardEnded && quiet.dataLoss == 1)
+    shard.streamGone = true
+    val missing = intercept[KinesisException](fetcher(shard, StartPosition.TrimHorizon, failOnDataLoss = false).fetch())
+    assert(missing.condition == "KINESIS_STREAM_NOT_FOUND", missing.getMessage)
   }
 
   test("a start at a time reads from the oldest record and skips what was created before that second") {
     val recs = Seq(record(1, 5000L), record(2, 9000L), record(3, 10000L), record(4, 10999L), record(5, 12000L))
-    val f = fetcher(new FakeShard(recs, 0L, closed = false), StartPosition.AtTimestamp(10500L), failOnDataLoss = true,
-      limit = 10)
+    val shard = new FakeShard(recs, 0L, closed = false)
+    val f = fetcher(shard, StartPosition.AtTimestamp(10500L), failOnDataLoss = true, limit = 10)
     assert(sequences(f.fetch()) == Seq(3L, 4L, 5L))
+    assert(shard.iteratorTypes == Seq("TRIM_HORIZON"))
+    // In pages: a full page of skipped records is behind, and the first record kept ends the skipping.
+    val paged = fetcher(new FakeShard(recs :+ record(6, 7000L), 0L, closed = false), StartPosition.AtTimestamp(10500L),
+      failOnDataLoss = true)
+    val pages = Seq.fill(3)(paged.fetch())
+    assert(pages.map(sequences) == Seq(Nil, Seq(3L, 4L), Seq(5L, 6L)))
+    assert(pages.head.millisBehindLatest > 0)
   }
 
   test("a stream record carries its fields and its items as the typed JSON from_dynamodb_json reads") {
