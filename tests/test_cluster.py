@@ -149,6 +149,18 @@ def hosts_of(tasks: List[TaskRun]) -> List[str]:
     return sorted({t.host for t in tasks})
 
 
+def app_output(spark, tmp_path: Path, records: int) -> None:
+    """What cluster_app.py left in ``tmp_path``: its query read ``records`` rows in several batches (its
+    maxRecordsPerTrigger), and its Parquet output holds ids 0 to ``records`` - 1 once each, every key's in order."""
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["rows"] == records, result
+    assert len(result["batches"]) >= 3, f"maxRecordsPerTrigger should give several batches: {result}"
+    rows = sink_rows(spark, tmp_path / "output")
+    expect_ids((r["id"] for r in rows), range(records))
+    bad = order_violations(rows)
+    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
+
+
 def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster, kinesis_mock_server, stream_name,
                                                             tmp_path):
     """spark-submit --jars: a batch write and a streaming read run tasks on both workers; every record once."""
@@ -167,15 +179,7 @@ def test_spark_submit_jars_reads_and_writes_on_both_workers(spark, spark_cluster
         "timeout": APP_TIMEOUT - 60,
     }
     submit(APP, config, spark_cluster, events, tmp_path, jar)
-    result = json.loads((tmp_path / "result.json").read_text())
-    assert result["rows"] == APP_RECORDS, result
-    assert len(result["batches"]) >= 3, f"maxRecordsPerTrigger should give several batches: {result}"
-
-    rows = sink_rows(spark, Path(config["output"]))
-    expect_ids((r["id"] for r in rows), range(APP_RECORDS))
-    bad = order_violations(rows)
-    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
-
+    app_output(spark, tmp_path, APP_RECORDS)
     log = EventLog.single_in(events)
     executors = log.executor_hosts()
     assert sorted(executors.values()) == HOSTS, f"expected one executor per worker host: {executors}"
@@ -211,12 +215,7 @@ def test_dynamodb_stream_reads_every_change_once_on_the_cluster(spark, spark_clu
                   "output": str(tmp_path / "output"), "result": str(tmp_path / "result.json"),
                   "timeout": APP_TIMEOUT - 60}
         submit(APP, config, spark_cluster, events, tmp_path, connector_jar())
-    result = json.loads((tmp_path / "result.json").read_text())
-    assert result["rows"] == changes and len(result["batches"]) >= 3, result
-    rows = sink_rows(spark, Path(config["output"]))
-    expect_ids((r["id"] for r in rows), range(changes))
-    bad = order_violations(rows)
-    assert not bad, f"{len(bad)} per-key order violations, e.g.\n" + "\n".join(bad[:10])
+    app_output(spark, tmp_path, changes)
     log = EventLog.single_in(events)
     executors = log.executor_hosts()
     streaming = log.streaming_tasks()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source"))
 
-from common import new_figure, save_figure, spark_session, write_results  # noqa: E402
+from common import available_now, new_figure, save_figure, spark_session, write_results  # noqa: E402
 from harness import moto  # noqa: E402
 
 CREDENTIALS = {"region_name": "us-east-1", "aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
@@ -99,15 +99,7 @@ def query(spec: dict) -> dict:
     df = (spark.readStream.format("dynamodb-streams")
           .options(tableName=spec["table"], endpointUrl=spec["endpoint"], region="us-east-1",
                    awsAccessKeyId="bench", awsSecretKey="bench", initialPosition="trim_horizon").load())
-    with tempfile.TemporaryDirectory() as checkpoint:
-        started = time.monotonic()
-        q = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-        q.awaitTermination(spec["timeout"])
-        seconds = time.monotonic() - started
-        progress = [json.loads(p.json) for p in q.recentProgress]
-        if q.isActive:
-            q.stop()
-            raise SystemExit(f"the query did not end within {spec['timeout']} s")
+    _, seconds, progress = available_now(df, spec["timeout"], "the connector")
     spark.stop()
     return {"seconds": seconds, "session": session, "rows": sum(p["numInputRows"] for p in progress),
             "batches": len([p for p in progress if p["numInputRows"]]),

@@ -67,16 +67,27 @@ def read_stream(spark, stream: str, endpoint: str, **options: str):
             .load())
 
 
+def available_now(df, timeout: float, what: str) -> tuple[float, float, list[dict]]:
+    """Runs `df` with `Trigger.AvailableNow` into the `noop` sink on a checkpoint of its own: when `start()` was
+    called (epoch ms), the seconds from there to the query's end, and the progress of its batches; exits naming `what`
+    when it does not end within `timeout` seconds."""
+    with tempfile.TemporaryDirectory() as checkpoint:
+        started, started_ms = time.monotonic(), time.time() * 1000
+        query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
+        query.awaitTermination(timeout)
+        seconds = time.monotonic() - started
+        progress = [json.loads(p.json) for p in query.recentProgress]
+        if query.isActive:
+            query.stop()
+            raise SystemExit(f"{what}: the query did not end within {timeout} s")
+    return started_ms, seconds, progress
+
+
 def drain(spark, endpoint: str, stream: str, records: int, **options: str) -> float:
     """Records per second of a `Trigger.AvailableNow` read of `stream` (with `options`) into the `noop` sink, timed
     from `start()` to termination; it must read exactly `records` rows."""
-    df = read_stream(spark, stream, endpoint, **options)
-    with tempfile.TemporaryDirectory() as checkpoint:
-        start = time.monotonic()
-        query = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-        query.awaitTermination(900)
-        seconds = time.monotonic() - start
-        read = sum(p["numInputRows"] for p in query.recentProgress)
+    _, seconds, progress = available_now(read_stream(spark, stream, endpoint, **options), 900, "the connector")
+    read = sum(p["numInputRows"] for p in progress)
     if read != records:
         raise RuntimeError(f"the connector read {read} of {records} records (options {options})")
     return records / seconds

@@ -36,7 +36,7 @@ import tempfile
 import time
 import uuid
 
-from common import OPTIONS, kinesalite, new_figure, save_figure, spark_session, write_results
+from common import OPTIONS, available_now, kinesalite, new_figure, save_figure, spark_session, write_results
 from harness import streams
 
 PHASES = ["latestOffset", "queryPlanning", "addBatch", "walCommit", "commitOffsets"]
@@ -92,16 +92,7 @@ def query(spec: dict) -> dict:
                           "kinesis.awsSecretKey": "bench", "kinesis.startingPosition": "TRIM_HORIZON"}).load())
     else:
         df = spark.readStream.format("text").load(spec["files"])
-    with tempfile.TemporaryDirectory() as checkpoint:
-        started = time.monotonic()
-        started_ms = time.time() * 1000
-        q = df.writeStream.format("noop").option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-        q.awaitTermination(spec["timeout"])
-        seconds = time.monotonic() - started
-        progress = [json.loads(p.json) for p in q.recentProgress]
-        if q.isActive:
-            q.stop()
-            raise SystemExit(f"{kind}: the query did not end within {spec['timeout']} s")
+    started_ms, seconds, progress = available_now(df, spec["timeout"], kind)
     batches = [p for p in progress if p["numInputRows"]]
     first = batches[0] if batches else None
     listed = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
