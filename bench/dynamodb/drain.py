@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "source"))
 
-from common import available_now, new_figure, save_figure, spark_session, write_results  # noqa: E402
+from common import available_now, in_fresh_process, new_figure, save_figure, spark_session, write_results  # noqa: E402
 from harness import moto  # noqa: E402
 
 CREDENTIALS = {"region_name": "us-east-1", "aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
@@ -108,12 +107,7 @@ def query(spec: dict) -> dict:
 
 def run(spec: dict) -> dict:
     """``spec`` in a fresh Python process; its result, checked for the change count."""
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
-                         timeout=spec["timeout"] + 180)
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    if out.returncode != 0 or not lines:
-        raise SystemExit(f"{spec['kind']} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
-    result = json.loads(lines[-1])
+    result = in_fresh_process(__file__, spec, spec["timeout"] + 180)
     if result["rows"] != spec["changes"]:
         raise SystemExit(f"{spec['kind']} read {result['rows']} changes of {spec['changes']}")
     return result

@@ -155,6 +155,17 @@ def replot_or_child(args: argparse.Namespace, name: str, plot: Callable[[list], 
     return False
 
 
+def in_fresh_process(script: str, spec: dict, timeout: float) -> dict:
+    """Runs `script --child <spec>` in a Python process of its own (a fresh JVM for a query) and returns the last JSON
+    line it printed; exits with the end of its output when it failed or printed none."""
+    out = subprocess.run([sys.executable, script, "--child", json.dumps(spec)], capture_output=True, text=True,
+                         timeout=timeout)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0 or not lines:
+        raise SystemExit(f"{spec['kind']} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
+    return json.loads(lines[-1])
+
+
 def run_child(script: str, cfg: dict, timeout: float) -> dict:
     """Runs `script --child <cfg>` in a Python process of its own and returns the JSON it wrote to the file
     cfg["out"] names (set here), or {"error": ...} with the end of its standard error."""

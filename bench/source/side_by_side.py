@@ -30,13 +30,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 
-from common import OPTIONS, available_now, kinesalite, new_figure, save_figure, spark_session, write_results
+from common import OPTIONS, available_now, in_fresh_process, kinesalite, new_figure, save_figure, spark_session, write_results
 from harness import streams
 
 PHASES = ["latestOffset", "queryPlanning", "addBatch", "walCommit", "commitOffsets"]
@@ -117,13 +115,7 @@ def query(spec: dict) -> dict:
 
 def run(spec: dict) -> dict:
     """`spec` in a fresh Python process (a fresh JVM for the queries); its result, checked for the row count."""
-    timeout = spec["timeout"]
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
-                         timeout=timeout + 180)
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    if out.returncode != 0 or not lines:
-        raise SystemExit(f"{spec['kind']} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
-    result = json.loads(lines[-1])
+    result = in_fresh_process(__file__, spec, spec["timeout"] + 180)
     if result["rows"] != spec["records"]:
         raise SystemExit(f"{spec['kind']} read {result['rows']} rows of {spec['records']}")
     return result
